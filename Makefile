@@ -1,0 +1,36 @@
+# Quick start: `make run` serves the site at http://127.0.0.1:8000; `make test` runs every test.
+# Defaults: SQLite in var/ and the embedded Redis on 127.0.0.1:6380. Set DATABASE_URL / REDIS_URL
+# to use PostgreSQL and an external Redis instead.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test install redis migrate clean
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.installed
+
+redis: install
+	@if [ -z "$$REDIS_URL" ]; then $(PY) scripts/embedded_redis.py start; fi
+
+migrate: install
+	mkdir -p var
+	$(PY) manage.py migrate --noinput
+
+run: install redis migrate
+	DJANGO_DEBUG=$${DJANGO_DEBUG:-1} $(VENV)/bin/daphne -b $(HOST) -p $(PORT) checkers_site.asgi:application
+
+test: install redis
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+clean:
+	-$(PY) scripts/embedded_redis.py stop
+	rm -rf var staticfiles

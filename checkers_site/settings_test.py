@@ -1,0 +1,13 @@
+"""Settings for the test suite: the production settings with a fixed secret key.
+
+The database and Redis still come from ``DATABASE_URL`` and ``REDIS_URL``, so the
+same tests run against SQLite and the embedded Redis or PostgreSQL and a real
+Redis server.
+"""
+
+import os
+
+os.environ.setdefault("DJANGO_SECRET_KEY", "test-suite-secret-key-not-for-production")
+os.environ.setdefault("CHANNELS_PREFIX", "asgi-test")
+
+from .settings import *  # noqa: E402,F401,F403

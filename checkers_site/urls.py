@@ -1,0 +1,9 @@
+"""URL configuration: the game app's pages and the admin."""
+
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("", include("game.urls")),
+]

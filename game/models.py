@@ -1,0 +1,94 @@
+"""What is stored: games, their seats and their moves.
+
+A game row holds the current position (PDN FEN), the ply count and a version
+that increases with every published event.  Each ply is a :class:`Move` row,
+unique per ``(game, ply)``, so two racing submissions for the same ply can
+never both be stored, whatever the number of server processes.
+"""
+
+import secrets
+
+from django.db import models
+
+GAME_ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
+GAME_ID_LENGTH = 10
+
+
+def new_game_id():
+    """Return a fresh, unguessable game id: 10 characters of a 32-letter alphabet (50 bits)."""
+    return "".join(secrets.choice(GAME_ID_ALPHABET) for _ in range(GAME_ID_LENGTH))
+
+
+class Game(models.Model):
+    """One game of American checkers between a Black seat and a White seat.
+
+    Seats hold a player id (the ``player_id`` kept in a browser's session) and a
+    display name; an empty player id is a free seat.  ``version`` counts the
+    events published for the game; ``position_version`` is the version of the
+    event that set the current position (the start, or the last move).
+    """
+
+    class Status(models.TextChoices):
+        WAITING = "waiting", "Waiting for an opponent"
+        ACTIVE = "active", "In play"
+        FINISHED = "finished", "Finished"
+        ABORTED = "aborted", "Aborted"
+
+    id = models.CharField(primary_key=True, max_length=16, default=new_game_id, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    start_fen = models.CharField(max_length=120)
+    fen = models.CharField(max_length=120)
+    ply = models.PositiveIntegerField(default=0)
+    version = models.PositiveIntegerField(default=0)
+    position_version = models.PositiveIntegerField(default=0)
+
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.WAITING)
+    result = models.CharField(max_length=8, default="*")
+    termination = models.CharField(max_length=20, blank=True, default="")
+
+    black_player = models.CharField(max_length=32, blank=True, default="")
+    black_name = models.CharField(max_length=40, blank=True, default="")
+    white_player = models.CharField(max_length=32, blank=True, default="")
+    white_name = models.CharField(max_length=40, blank=True, default="")
+
+    class Meta:
+        indexes = [models.Index(fields=["status", "-updated_at"])]
+
+    def __str__(self):
+        return f"{self.id}: {self.black_name or '?'} vs {self.white_name or '?'} ({self.status})"
+
+    def seat_of(self, player_id):
+        """Return ``'B'``, ``'W'`` or ``None``: the seat ``player_id`` holds in this game."""
+        if not player_id:
+            return None
+        if self.black_player == player_id:
+            return "B"
+        if self.white_player == player_id:
+            return "W"
+        return None
+
+    @property
+    def is_over(self):
+        """True once the game is finished or aborted."""
+        return self.status in (self.Status.FINISHED, self.Status.ABORTED)
+
+
+class Move(models.Model):
+    """One ply of a game, in full notation (``11-15``, ``27x18x11``) with the position after it."""
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="move_set")
+    ply = models.PositiveIntegerField()
+    notation = models.CharField(max_length=80)
+    fen_after = models.CharField(max_length=120)
+    played_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["game", "ply"]
+        constraints = [
+            models.UniqueConstraint(fields=["game", "ply"], name="unique_ply_per_game"),
+        ]
+
+    def __str__(self):
+        return f"{self.game_id} ply {self.ply}: {self.notation}"

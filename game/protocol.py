@@ -1,0 +1,114 @@
+"""The live protocol's client messages, parsed at the edge into typed values.
+
+Every frame a browser sends on the game socket is a JSON object with a
+``type``.  :func:`parse_client_message` turns it into one of the message
+classes below or raises :class:`ProtocolError` with an error code; no raw
+dict travels further in.  The full protocol, both ways, is in
+``docs/protocol.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+#: Largest text frame accepted from a client, in bytes (UTF-8).
+MAX_FRAME_BYTES = 2048
+#: Longest move text accepted, in characters (a king's longest route is far shorter).
+MAX_MOVE_CHARS = 80
+
+
+class ProtocolError(ValueError):
+    """A frame that is not a valid client message.
+
+    ``code`` is the machine-readable error code sent back to the client
+    (``bad_message``, ``unknown_type``, ``too_large``), ``message`` the human text.
+    """
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class PlayMove:
+    """``{"type": "move", "move": "27x18x11", "v": 14}``: play a move.
+
+    ``move`` is the move text (full or unambiguous short form, RULES.md);
+    ``v`` the version of the last event the client has applied.
+    """
+
+    move: str
+    v: int
+
+
+@dataclass(frozen=True)
+class Sync:
+    """``{"type": "sync"}``: ask for a fresh snapshot."""
+
+
+@dataclass(frozen=True)
+class Ping:
+    """``{"type": "ping"}``: keep-alive; answered with ``{"type": "pong"}``."""
+
+
+ClientMessage = PlayMove | Sync | Ping
+
+
+def _int_field(data: dict, name: str) -> int:
+    value = data.get(name)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ProtocolError("bad_message", f"'{name}' must be an integer.")
+    if not 0 <= value < 2**31:
+        raise ProtocolError("bad_message", f"'{name}' is out of range.")
+    return value
+
+
+def _str_field(data: dict, name: str, max_chars: int) -> str:
+    value = data.get(name)
+    if not isinstance(value, str):
+        raise ProtocolError("bad_message", f"'{name}' must be a string.")
+    if len(value) > max_chars:
+        raise ProtocolError("bad_message", f"'{name}' is longer than {max_chars} characters.")
+    return value
+
+
+def decode_frame(text: str | None, binary: bytes | None) -> dict:
+    """Decode one websocket frame into a JSON object.
+
+    Raises :class:`ProtocolError`: ``bad_message`` for binary frames, invalid
+    JSON or a value that is not an object; ``too_large`` for a frame over
+    :data:`MAX_FRAME_BYTES`.
+    """
+    if text is None:
+        raise ProtocolError("bad_message", "Binary frames are not accepted; send JSON text.")
+    if len(text) > MAX_FRAME_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_FRAME_BYTES:
+        raise ProtocolError("too_large", f"Frames are limited to {MAX_FRAME_BYTES} bytes.")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        raise ProtocolError("bad_message", "The frame is not valid JSON.") from None
+    if not isinstance(data, dict):
+        raise ProtocolError("bad_message", "A message must be a JSON object with a 'type'.")
+    return data
+
+
+def parse_client_message(data: dict) -> ClientMessage:
+    """Turn a decoded JSON object into a typed client message.
+
+    Raises :class:`ProtocolError` with ``unknown_type`` for a missing or
+    unknown ``type`` and ``bad_message`` for missing or mistyped fields.
+
+    >>> parse_client_message({"type": "move", "move": "11-15", "v": 0})
+    PlayMove(move='11-15', v=0)
+    """
+    kind = data.get("type")
+    if kind == "move":
+        return PlayMove(move=_str_field(data, "move", MAX_MOVE_CHARS), v=_int_field(data, "v"))
+    if kind == "sync":
+        return Sync()
+    if kind == "ping":
+        return Ping()
+    shown = kind if isinstance(kind, str) and len(kind) <= 20 else "?"
+    raise ProtocolError("unknown_type", f"Unknown message type '{shown}'.")

@@ -1,0 +1,77 @@
+"""HTTP pages: home, game page, join.  Each view makes one service call."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from game import services
+from game.broadcast import publish_sync
+from game.forms import JoinForm, NewGameForm
+from game.models import Game
+
+
+def player_id(request) -> str:
+    """The player id of this browser's session, created on first use (32 hex digits)."""
+    pid = request.session.get("player_id")
+    if not pid:
+        pid = request.session["player_id"] = uuid.uuid4().hex
+    return pid
+
+
+def home(request):
+    """GET: the home page with the new-game form.  POST: create the game and go to it."""
+    if request.method == "POST":
+        form = NewGameForm(request.POST)
+        if form.is_valid():
+            name = form.cleaned_data["name"]
+            request.session["name"] = name
+            game = services.create_game(player_id(request), name, form.cleaned_data["color"])
+            return redirect("game", game_id=game.id)
+    else:
+        form = NewGameForm(initial={"name": request.session.get("name", "")})
+    return render(request, "home.html", {"form": form})
+
+
+@require_GET
+def game_page(request, game_id):
+    """The game page: board, players, move list; a join form while a seat is free."""
+    try:
+        game = Game.objects.get(pk=game_id)
+    except Game.DoesNotExist:
+        raise Http404("No such game") from None
+    pid = player_id(request)
+    seat = game.seat_of(pid)
+    join_form = None
+    if seat is None and game.status == Game.Status.WAITING:
+        join_form = JoinForm(initial={"name": request.session.get("name", "")})
+    config = {
+        "gameId": game.id,
+        "wsPath": f"/ws/game/{game.id}/",
+        "you": seat,
+    }
+    return render(request, "game.html", {
+        "game": game, "seat": seat, "join_form": join_form, "config": config,
+        "invite_url": request.build_absolute_uri(request.path),
+    })
+
+
+@require_POST
+def join(request, game_id):
+    """Take the free seat of a waiting game, then show the game page."""
+    form = JoinForm(request.POST)
+    if not form.is_valid():
+        return redirect("game", game_id=game_id)
+    name = form.cleaned_data["name"]
+    request.session["name"] = name
+    try:
+        outcome = services.join_game(game_id, player_id(request), name)
+    except services.ActionError as exc:
+        if exc.code == "no_such_game":
+            raise Http404("No such game") from None
+        return redirect("game", game_id=game_id)
+    publish_sync(game_id, outcome.events)
+    return redirect("game", game_id=game_id)
