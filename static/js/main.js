@@ -1,0 +1,113 @@
+// Boot: read the page's game-config, build the controller and the views, open the socket.
+
+import { Ctrl } from './ctrl.js';
+import { GameSocket, socketUrl } from './socket.js';
+import { BoardView } from './view/board.js';
+import { TableView } from './view/table.js';
+
+function readConfig() {
+  const node = document.getElementById('game-config');
+  if (!node) return null;
+  try {
+    return JSON.parse(node.textContent);
+  } catch (err) {
+    console.error('checkers: unreadable game-config', err);
+    return null;
+  }
+}
+
+async function copyText(input) {
+  const value = input.value;
+  if (navigator.clipboard && window.isSecureContext) {
+    try {
+      await navigator.clipboard.writeText(value);
+      return true;
+    } catch (err) {
+      /* fall back below */
+    }
+  }
+  input.focus();
+  input.select();
+  input.setSelectionRange(0, value.length);
+  try {
+    return document.execCommand('copy');
+  } catch (err) {
+    return false;
+  }
+}
+
+function wireInvite() {
+  const button = document.getElementById('copy-invite');
+  const input = document.getElementById('invite-url');
+  if (!button || !input) return;
+  const label = button.textContent;
+  let timer = null;
+  input.addEventListener('focus', () => input.select());
+  button.addEventListener('click', async () => {
+    const ok = await copyText(input);
+    button.textContent = ok ? 'Copied!' : 'Press Ctrl+C';
+    button.classList.toggle('copied', ok);
+    if (!ok) input.select();
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      button.textContent = label;
+      button.classList.remove('copied');
+    }, 2000);
+  });
+}
+
+function boot() {
+  const config = readConfig();
+  const boardEl = document.getElementById('board');
+  if (!config || !boardEl) return;
+
+  let board = null;
+  let table = null;
+  const redraw = () => {
+    if (board) board.render();
+    if (table) table.render();
+  };
+  const ctrl = new Ctrl(config, redraw);
+
+  board = new BoardView(boardEl, ctrl);
+  table = new TableView(
+    {
+      playerTop: document.getElementById('player-top'),
+      playerBottom: document.getElementById('player-bottom'),
+      turn: document.getElementById('turn'),
+      status: document.getElementById('status'),
+      resultBanner: document.getElementById('result-banner'),
+      connection: document.getElementById('connection'),
+      moveList: document.getElementById('move-list'),
+      invite: document.getElementById('invite'),
+      joinForm: document.getElementById('join-form'),
+      numbersToggle: document.getElementById('toggle-numbers'),
+    },
+    ctrl,
+  );
+
+  const toggle = document.getElementById('toggle-numbers');
+  if (toggle) toggle.addEventListener('change', () => ctrl.toggleNumbers(toggle.checked));
+  wireInvite();
+
+  const socket = new GameSocket(
+    socketUrl(config.wsPath),
+    {
+      snapshot: (msg) => ctrl.onSnapshot(msg),
+      move: (msg) => ctrl.onMove(msg),
+      seats: (msg) => ctrl.onSeats(msg),
+      error: (msg) => ctrl.onError(msg),
+      pong: () => {},
+    },
+    { onState: (state, detail) => ctrl.onConnection(state, detail) },
+  );
+  ctrl.socket = socket;
+  redraw();
+  socket.connect();
+
+  // For debugging in the console and for browser tests.
+  window.checkers = { ctrl, socket, board, table };
+}
+
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);
+else boot();

@@ -1,0 +1,396 @@
+// The board: 8x8 cells from the viewer's side, pieces, highlights, and input
+// (click/tap, drag and drop with pointer events, keyboard cursor).
+
+import { BLACK, WHITE, colorName, squareToRowCol, rowColToSquare } from '../fen.js';
+import { movePath } from '../notation.js';
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+const DRAG_THRESHOLD_PX = 5;
+
+function el(tag, className, attrs = {}) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  return node;
+}
+
+function pieceLabel(piece) {
+  if (!piece) return 'empty';
+  return `${colorName(piece.color).toLowerCase()} ${piece.king ? 'king' : 'man'}`;
+}
+
+export class BoardView {
+  constructor(root, ctrl) {
+    this.root = root;
+    this.ctrl = ctrl;
+    this.orientation = null;
+    this.cells = new Map(); // square number -> {cell, piece, num}
+    this.grid = []; // display [row][col] -> cell element
+    this.cursor = null; // {row, col} in display coordinates
+    this.drag = null;
+    this.keyboard = false;
+
+    root.setAttribute('role', 'grid');
+    root.setAttribute('tabindex', '0');
+    root.addEventListener('pointerdown', (e) => this.onPointerDown(e));
+    root.addEventListener('pointermove', (e) => this.onPointerMove(e));
+    root.addEventListener('pointerup', (e) => this.onPointerUp(e));
+    root.addEventListener('pointercancel', () => this.endDrag());
+    root.addEventListener('lostpointercapture', () => this.endDrag());
+    root.addEventListener('keydown', (e) => this.onKeyDown(e));
+    root.addEventListener('focus', () => {
+      if (root.matches(':focus-visible')) {
+        this.keyboard = true;
+        if (!this.cursor) this.cursor = this.initialCursor();
+      }
+      this.render();
+    });
+    root.addEventListener('blur', () => this.render());
+    root.addEventListener('contextmenu', (e) => {
+      if (this.drag) e.preventDefault();
+    });
+    document.addEventListener('pointerdown', (e) => {
+      if (!root.contains(e.target)) ctrl.cancel(); // click elsewhere on the page
+    });
+    document.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape') ctrl.cancel();
+    });
+  }
+
+  // ---- geometry ------------------------------------------------------------
+
+  /** Display {row, col} of square n for the current orientation. */
+  displayOf(n) {
+    const { row, col } = squareToRowCol(n);
+    return this.orientation === BLACK ? { row: 7 - row, col: 7 - col } : { row, col };
+  }
+
+  squareAtDisplay(row, col) {
+    return this.orientation === BLACK ? rowColToSquare(7 - row, 7 - col) : rowColToSquare(row, col);
+  }
+
+  // ---- building ------------------------------------------------------------
+
+  build() {
+    this.orientation = this.ctrl.orientation;
+    this.root.textContent = '';
+    this.cells.clear();
+    this.grid = [];
+    this.root.dataset.orientation = this.orientation === BLACK ? 'black' : 'white';
+    const files = 'abcdefgh';
+    for (let row = 0; row < 8; row++) {
+      const rowEl = el('div', 'board-row', { role: 'row' });
+      this.grid.push([]);
+      for (let col = 0; col < 8; col++) {
+        const n = this.squareAtDisplay(row, col);
+        const cell = el('div', n ? 'sq dark' : 'sq light', { role: 'gridcell' });
+        const rc = this.orientation === BLACK ? { r: 7 - row, c: 7 - col } : { r: row, c: col };
+        cell.dataset.name = files[rc.c] + String(8 - rc.r);
+        cell.id = n ? `sq-${n}` : `cell-${files[rc.c]}${8 - rc.r}`;
+        if (n) {
+          cell.dataset.square = String(n);
+          const num = el('span', 'sq-num', { 'aria-hidden': 'true' });
+          num.textContent = String(n);
+          cell.appendChild(num);
+          this.cells.set(n, { cell, piece: null, pieceKey: '', num });
+        } else {
+          cell.setAttribute('aria-hidden', 'true');
+        }
+        rowEl.appendChild(cell);
+        this.grid[row].push(cell);
+      }
+      this.root.appendChild(rowEl);
+    }
+    this.svg = document.createElementNS(SVG_NS, 'svg');
+    this.svg.setAttribute('class', 'board-arrows');
+    this.svg.setAttribute('viewBox', '0 0 8 8');
+    this.svg.setAttribute('aria-hidden', 'true');
+    this.svg.innerHTML =
+      '<defs><marker id="arrowhead" viewBox="0 0 10 10" refX="5" refY="5" markerWidth="3" markerHeight="3" orient="auto-start-reverse">' +
+      '<path d="M0,0 L10,5 L0,10 z" fill="context-stroke"/></marker></defs>';
+    this.root.appendChild(this.svg);
+    this.overlay = el('div', 'board-overlay', { 'aria-hidden': 'true' });
+    this.root.appendChild(this.overlay);
+  }
+
+  // ---- rendering -------------------------------------------------------------
+
+  render() {
+    const ctrl = this.ctrl;
+    if (this.orientation !== ctrl.orientation) {
+      this.build();
+      this.cursor = null;
+    }
+    const pieces = ctrl.position.pieces;
+    const movable = ctrl.movableSquares();
+    const dests = ctrl.destinations();
+    const path = ctrl.path;
+    const selected = path.length ? path[0] : null;
+    const tip = path.length ? path[path.length - 1] : null;
+    const last = ctrl.lastMove ? movePath(ctrl.lastMove) : [];
+    const lastFrom = last.length ? last[0] : null;
+    const lastTo = last.length ? last[last.length - 1] : null;
+    const lastVia = new Set(last.slice(1, -1));
+    const routeSet = new Set(path.slice(1));
+    const showCursor = !!(this.cursor && this.keyboard && document.activeElement === this.root);
+    const cursorSq = showCursor ? this.squareAtDisplay(this.cursor.row, this.cursor.col) : null;
+    const dragFrom = this.drag && this.drag.active ? this.drag.from : null;
+
+    const root = this.root;
+    root.classList.toggle('show-numbers', ctrl.showNumbers);
+    root.classList.toggle('interactive', ctrl.canInput);
+    root.classList.toggle('my-turn', ctrl.isMyTurn);
+    root.classList.toggle('over', ctrl.isOver);
+    root.classList.toggle('syncing', ctrl.syncing);
+    root.classList.toggle('pending', !!ctrl.pending);
+    root.dataset.state = ctrl.connection;
+    root.setAttribute('aria-disabled', ctrl.canInput ? 'false' : 'true');
+
+    for (const [n, entry] of this.cells) {
+      const piece = pieces.get(n) || null;
+      const key = piece ? `${piece.color}${piece.king ? 'K' : 'M'}` : '';
+      if (key !== entry.pieceKey) {
+        if (entry.piece) entry.piece.remove();
+        entry.piece = null;
+        if (piece) {
+          entry.piece = el('div', `piece ${piece.color === BLACK ? 'black' : 'white'} ${piece.king ? 'king' : 'man'}`, {
+            'aria-hidden': 'true',
+          });
+          entry.cell.appendChild(entry.piece);
+        }
+        entry.pieceKey = key;
+      }
+      const classes = ['sq', 'dark'];
+      if (movable.has(n) && !path.length) classes.push('movable');
+      else if (movable.has(n)) classes.push('movable-other');
+      if (n === selected) classes.push('selected');
+      if (routeSet.has(n)) classes.push('route');
+      if (dests.has(n)) classes.push('dest');
+      if (dests.has(n) && piece) classes.push('occupied');
+      if (n === lastFrom) classes.push('last-from');
+      if (n === lastTo) classes.push('last-to');
+      if (lastVia.has(n)) classes.push('last-via');
+      if (n === cursorSq) classes.push('cursor');
+      if (n === dragFrom) classes.push('drag-origin');
+      const cls = classes.join(' ');
+      if (entry.cell.className !== cls) entry.cell.className = cls;
+
+      const label = [`square ${n}, ${pieceLabel(piece)}`];
+      if (n === selected) label.push('selected');
+      if (dests.has(n)) label.push('move here');
+      else if (movable.has(n) && !path.length) label.push('can move');
+      if (n === lastFrom || n === lastTo) label.push('last move');
+      const aria = label.join(', ');
+      if (entry.cell.getAttribute('aria-label') !== aria) entry.cell.setAttribute('aria-label', aria);
+      entry.cell.setAttribute('aria-selected', n === selected ? 'true' : 'false');
+    }
+
+    // Light squares can carry the cursor too.
+    for (let row = 0; row < 8; row++) {
+      for (let col = 0; col < 8; col++) {
+        const cell = this.grid[row][col];
+        if (cell.dataset.square) continue;
+        const on = showCursor && this.cursor.row === row && this.cursor.col === col;
+        cell.classList.toggle('cursor', on);
+      }
+    }
+
+    // Ghost of the selected piece on the tip of an unfinished multi-jump.
+    if (this.ghost) {
+      this.ghost.remove();
+      this.ghost = null;
+    }
+    if (path.length > 1 && pieces.get(selected)) {
+      const p = pieces.get(selected);
+      this.ghost = el('div', `route-ghost ${p.color === BLACK ? 'ghost-black' : 'ghost-white'}${p.king ? ' ghost-king' : ''}`, {
+        'aria-hidden': 'true',
+      });
+      this.cells.get(tip).cell.appendChild(this.ghost);
+    }
+
+    this.renderArrows(last, path);
+
+    if (showCursor) {
+      root.setAttribute('aria-activedescendant', this.grid[this.cursor.row][this.cursor.col].id);
+    } else {
+      root.removeAttribute('aria-activedescendant');
+    }
+
+    const overlayText =
+      ctrl.connection === 'open'
+        ? ctrl.syncing
+          ? 'Updating…'
+          : ''
+        : ctrl.connectionDetail === 'no_such_game'
+          ? 'This game does not exist'
+          : ctrl.v === null
+            ? 'Connecting…'
+            : 'Reconnecting…';
+    this.overlay.textContent = overlayText;
+    this.overlay.hidden = !overlayText;
+  }
+
+  renderArrows(last, path) {
+    const svg = this.svg;
+    for (const node of Array.from(svg.querySelectorAll('polyline'))) node.remove();
+    const line = (squares, cls) => {
+      if (squares.length < 2) return;
+      const points = squares
+        .map((n) => {
+          const { row, col } = this.displayOf(n);
+          return `${col + 0.5},${row + 0.5}`;
+        })
+        .join(' ');
+      const pl = document.createElementNS(SVG_NS, 'polyline');
+      pl.setAttribute('points', points);
+      pl.setAttribute('class', cls);
+      pl.setAttribute('marker-end', 'url(#arrowhead)');
+      svg.appendChild(pl);
+    };
+    line(last, 'arrow-last');
+    line(path, 'arrow-route');
+  }
+
+  // ---- pointer input -------------------------------------------------------
+
+  squareFromEvent(e) {
+    const target = e.target instanceof Element ? e.target.closest('[data-square]') : null;
+    return target && this.root.contains(target) ? Number(target.dataset.square) : null;
+  }
+
+  squareAtPoint(x, y) {
+    const hit = document.elementFromPoint(x, y);
+    const target = hit ? hit.closest('[data-square]') : null;
+    return target && this.root.contains(target) ? Number(target.dataset.square) : null;
+  }
+
+  onPointerDown(e) {
+    if (e.button !== undefined && e.button !== 0) return;
+    this.keyboard = false;
+    const n = this.squareFromEvent(e);
+    const ctrl = this.ctrl;
+    if (n === null) {
+      ctrl.cancel();
+      return;
+    }
+    const tip = ctrl.path.length ? ctrl.path[ctrl.path.length - 1] : null;
+    const draggable = ctrl.canInput && (ctrl.movableSquares().has(n) || (ctrl.path.length > 1 && n === tip));
+    this.drag = { from: n, x: e.clientX, y: e.clientY, active: false, draggable, pointerId: e.pointerId, floater: null };
+    if (draggable) {
+      e.preventDefault(); // no text selection, no touch scrolling from a piece
+      try {
+        this.root.setPointerCapture(e.pointerId);
+      } catch (err) {
+        /* synthetic events */
+      }
+    }
+  }
+
+  onPointerMove(e) {
+    const d = this.drag;
+    if (!d || !d.draggable || e.pointerId !== d.pointerId) return;
+    if (!d.active) {
+      if (Math.hypot(e.clientX - d.x, e.clientY - d.y) < DRAG_THRESHOLD_PX) return;
+      d.active = true;
+      this.startFloater(d);
+      this.render();
+    }
+    this.moveFloater(d, e.clientX, e.clientY);
+    const over = this.squareAtPoint(e.clientX, e.clientY);
+    for (const entry of this.cells.values()) entry.cell.classList.toggle('drag-over', Number(entry.cell.dataset.square) === over);
+  }
+
+  onPointerUp(e) {
+    const d = this.drag;
+    if (!d || e.pointerId !== d.pointerId) return;
+    const wasActive = d.active;
+    this.endDrag();
+    if (wasActive) {
+      this.ctrl.drop(d.from, this.squareAtPoint(e.clientX, e.clientY));
+    } else {
+      this.ctrl.clickSquare(d.from);
+    }
+  }
+
+  startFloater(d) {
+    const entry = this.cells.get(d.from);
+    const ctrl = this.ctrl;
+    const onTip = ctrl.path.length > 1 && d.from === ctrl.path[ctrl.path.length - 1];
+    const piece = ctrl.position.pieces.get(onTip ? ctrl.path[0] : d.from);
+    if (!piece) return;
+    const rect = entry.cell.getBoundingClientRect();
+    const f = el('div', `piece ${piece.color === BLACK ? 'black' : 'white'} ${piece.king ? 'king' : 'man'} dragging`, {
+      'aria-hidden': 'true',
+    });
+    f.style.width = `${rect.width}px`;
+    f.style.height = `${rect.height}px`;
+    d.floater = f;
+    d.size = rect.width;
+    document.body.appendChild(f);
+  }
+
+  moveFloater(d, x, y) {
+    if (!d.floater) return;
+    d.floater.style.transform = `translate(${x - d.size / 2}px, ${y - d.size / 2}px)`;
+  }
+
+  endDrag() {
+    const d = this.drag;
+    if (!d) return;
+    this.drag = null;
+    if (d.floater) d.floater.remove();
+    for (const entry of this.cells.values()) entry.cell.classList.remove('drag-over');
+    try {
+      if (this.root.hasPointerCapture && this.root.hasPointerCapture(d.pointerId)) this.root.releasePointerCapture(d.pointerId);
+    } catch (err) {
+      /* nothing */
+    }
+    if (d.active) this.render();
+  }
+
+  // ---- keyboard ------------------------------------------------------------
+
+  onKeyDown(e) {
+    const ctrl = this.ctrl;
+    const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+    if (moves[e.key]) {
+      e.preventDefault();
+      this.keyboard = true;
+      if (!this.cursor) this.cursor = this.initialCursor();
+      else {
+        const [dr, dc] = moves[e.key];
+        this.cursor = {
+          row: Math.min(7, Math.max(0, this.cursor.row + dr)),
+          col: Math.min(7, Math.max(0, this.cursor.col + dc)),
+        };
+      }
+      this.render();
+      return;
+    }
+    if (e.key === 'Enter' || e.key === ' ' || e.key === 'Spacebar') {
+      e.preventDefault();
+      this.keyboard = true;
+      if (!this.cursor) {
+        this.cursor = this.initialCursor();
+        this.render();
+        return;
+      }
+      const n = this.squareAtDisplay(this.cursor.row, this.cursor.col);
+      if (n) ctrl.clickSquare(n);
+      else ctrl.cancel();
+      this.render();
+      return;
+    }
+    if (e.key === 'Escape') {
+      ctrl.cancel();
+    }
+  }
+
+  /** Where the cursor starts: the selected piece, else the first movable piece, else bottom-left dark square. */
+  initialCursor() {
+    const ctrl = this.ctrl;
+    const start = ctrl.path.length ? ctrl.path[ctrl.path.length - 1] : [...ctrl.movableSquares()][0];
+    if (start) return this.displayOf(start);
+    return { row: 7, col: 0 };
+  }
+}
