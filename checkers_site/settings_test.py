@@ -11,3 +11,11 @@ os.environ.setdefault("DJANGO_SECRET_KEY", "test-suite-secret-key-not-for-produc
 os.environ.setdefault("CHANNELS_PREFIX", "asgi-test")
 
 from .settings import *  # noqa: E402,F401,F403
+
+# Hashed static file names need collectstatic; the tests read the files where they are.
+STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
+
+# A file, not shared-cache memory, so that concurrent connections queue for SQLite's lock
+# as they do in production instead of failing at once.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}

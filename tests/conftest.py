@@ -1,0 +1,30 @@
+"""Shared fixtures: test data paths, players' sessions, a real Redis check."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+from django.conf import settings
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def pytest_configure(config):
+    """Refuse to run against no Redis: the channel layer tests need a real server."""
+    url = urlparse(settings.REDIS_URL)
+    try:
+        socket.create_connection((url.hostname or "127.0.0.1", url.port or 6379), timeout=2).close()
+    except OSError as exc:
+        raise pytest.UsageError(
+            f"No Redis at {settings.REDIS_URL} ({exc}). Run `make test`, which starts the embedded "
+            "one, or set REDIS_URL."
+        ) from None
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    """The folder of game records and positions the tests use (copied from the shared corpus)."""
+    return DATA

@@ -1,0 +1,63 @@
+"""Fixtures for the consumer and view tests: real sessions, real channel layer, real database."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+import pytest
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.contrib.sessions.backends.signed_cookies import SessionStore
+
+from checkers_site.asgi import application
+
+
+@dataclass
+class Browser:
+    """One visitor's browser: a session with a player id and a display name."""
+
+    name: str
+    player_id: str
+    cookie: str
+
+    def headers(self, origin: str = "http://127.0.0.1:8000") -> list[tuple[bytes, bytes]]:
+        return [
+            (b"origin", origin.encode()),
+            (b"host", b"127.0.0.1:8000"),
+            (b"cookie", f"{settings.SESSION_COOKIE_NAME}={self.cookie}".encode()),
+        ]
+
+    async def connect(self, game_id: str, origin: str = "http://127.0.0.1:8000"):
+        """Open the game socket; return the communicator and the snapshot it received first."""
+        comm = WebsocketCommunicator(application, f"/ws/game/{game_id}/", headers=self.headers(origin))
+        connected, _ = await comm.connect(timeout=5)
+        assert connected
+        snapshot = await comm.receive_json_from(timeout=5)
+        assert snapshot["type"] == "snapshot"
+        return comm, snapshot
+
+
+def make_browser(name: str) -> Browser:
+    store = SessionStore()
+    player_id = uuid.uuid4().hex
+    store["player_id"] = player_id
+    store["name"] = name
+    store.save()
+    return Browser(name=name, player_id=player_id, cookie=store.session_key)
+
+
+@pytest.fixture
+def alice() -> Browser:
+    return make_browser("alice")
+
+
+@pytest.fixture
+def bob() -> Browser:
+    return make_browser("bob")
+
+
+@pytest.fixture
+def carol() -> Browser:
+    """A spectator."""
+    return make_browser("carol")

@@ -1,0 +1,98 @@
+"""The pages: creating a game, joining through the invite link, watching, reclaiming a seat."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+
+from game.models import Game
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def config_of(response) -> dict:
+    """The JSON config the game page passes to its script through ``json_script``."""
+    html = response.content.decode()
+    start = html.index('<script id="game-config" type="application/json">') + len(
+        '<script id="game-config" type="application/json">')
+    return json.loads(html[start:html.index("</script>", start)])
+
+
+def create(client: Client, name="alice", color="B") -> Game:
+    response = client.post("/", {"name": name, "color": color})
+    assert response.status_code == 302
+    game = Game.objects.get()
+    assert response["Location"] == f"/g/{game.id}/"
+    return game
+
+
+def test_home_page_shows_new_game_form():
+    response = Client().get("/")
+    assert response.status_code == 200
+    assert b'name="csrfmiddlewaretoken"' in response.content
+    assert b'id="create-game"' in response.content
+
+
+def test_create_game_seats_creator_and_shows_invite():
+    alice = Client()
+    game = create(alice, color="W")
+    assert game.white_name == "alice" and game.black_player == ""
+    page = alice.get(f"/g/{game.id}/")
+    assert page.status_code == 200
+    assert config_of(page) == {"gameId": game.id, "wsPath": f"/ws/game/{game.id}/", "you": "W"}
+    assert f"http://testserver/g/{game.id}/".encode() in page.content
+    assert b'id="join-game"' not in page.content
+
+
+def test_invalid_new_game_form_is_shown_again_and_creates_nothing():
+    response = Client().post("/", {"name": "", "color": "B"})
+    assert response.status_code == 200
+    assert Game.objects.count() == 0
+    response = Client().post("/", {"name": "alice", "color": "purple"})
+    assert response.status_code == 200
+    assert Game.objects.count() == 0
+
+
+def test_invite_link_join_then_third_visitor_watches():
+    alice, bob, carol = Client(), Client(), Client()
+    game = create(alice)
+    page = bob.get(f"/g/{game.id}/")
+    assert b'id="join-game"' in page.content
+    assert config_of(page)["you"] is None
+    response = bob.post(f"/g/{game.id}/join", {"name": "bob"})
+    assert response.status_code == 302
+    game.refresh_from_db()
+    assert (game.white_name, game.status) == ("bob", "active")
+    assert config_of(bob.get(f"/g/{game.id}/"))["you"] == "W"
+    page = carol.get(f"/g/{game.id}/")
+    assert b'id="join-game"' not in page.content
+    assert config_of(page)["you"] is None
+    carol.post(f"/g/{game.id}/join", {"name": "carol"})
+    game.refresh_from_db()
+    assert (game.black_name, game.white_name) == ("alice", "bob")
+    # The same browser reopening the link gets its seat back.
+    assert config_of(alice.get(f"/g/{game.id}/"))["you"] == "B"
+
+
+def test_join_requires_csrf_token():
+    alice, bob = Client(), Client(enforce_csrf_checks=True)
+    game = create(alice)
+    response = bob.post(f"/g/{game.id}/join", {"name": "bob"})
+    assert response.status_code == 403
+    game.refresh_from_db()
+    assert game.white_player == ""
+
+
+def test_display_name_is_escaped():
+    alice = Client()
+    create(alice, name="<img src=x onerror=1>")
+    page = alice.get("/").content.decode()  # the form remembers the name
+    assert "<img src=x" not in page
+    assert "&lt;img src=x onerror=1&gt;" in page
+
+
+def test_unknown_game_is_404():
+    assert Client().get("/g/nosuchgame/").status_code == 404
+    assert Client().post("/g/nosuchgame/join", {"name": "bob"}).status_code == 404
