@@ -96,6 +96,23 @@ def create_game(player_id: str, name: str, color: str, start_fen: str | None = N
     return game
 
 
+def start_game(black: tuple[str, str], white: tuple[str, str]) -> Game:
+    """Create a game with both seats taken, ready to play: matchmaking pairs and rematches.
+
+    ``black`` and ``white`` are ``(player_id, display name)``.  Raises
+    :class:`ActionError` ``bad_name`` or ``no_session``.
+    """
+    (black_id, black_name), (white_id, white_name) = black, white
+    if not black_id or not white_id:
+        raise ActionError("no_session", "Both players need a player id.")
+    position = rules.Position.initial()
+    return Game.objects.create(
+        start_fen=position.fen(), fen=position.fen(), status=Game.Status.ACTIVE,
+        black_player=black_id, black_name=clean_name(black_name),
+        white_player=white_id, white_name=clean_name(white_name),
+    )
+
+
 def _load_for_update(game_id: str) -> Game:
     try:
         return Game.objects.select_for_update().get(pk=game_id)

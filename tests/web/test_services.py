@@ -95,3 +95,11 @@ def test_concurrent_submissions_for_one_ply_land_once():
     assert game.ply == 1
     assert game.move_set.count() == 1
     assert game.version == 2
+
+
+def test_start_game_seats_both_players_and_is_active():
+    game = services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
+    assert (game.seat_of(ALICE), game.seat_of(BOB), game.seat_of(CAROL)) == ("B", "W", None)
+    assert game.status == Game.Status.ACTIVE
+    outcome = services.play_move(game.id, ALICE, "11-15", game.version)
+    assert outcome.game.ply == 1
