@@ -144,7 +144,7 @@ export class BoardView {
     root.classList.toggle('syncing', ctrl.syncing);
     root.classList.toggle('pending', !!ctrl.pending);
     root.dataset.state = ctrl.connection;
-    root.setAttribute('aria-disabled', ctrl.canInput ? 'false' : 'true');
+    root.setAttribute('aria-readonly', ctrl.canInput ? 'false' : 'true');
 
     for (const [n, entry] of this.cells) {
       const piece = pieces.get(n) || null;

@@ -54,7 +54,7 @@ export class TableView {
     const isYou = ctrl.you === color;
     const toMove = !!(ctrl.state && ctrl.state.status === 'active' && ctrl.state.turn === color);
     const won = !!(ctrl.state && ctrl.isOver && ctrl.state.winner === color);
-    const key = JSON.stringify([color, name, isYou, toMove, won]);
+    const key = JSON.stringify([color, name, isYou, toMove, won, !!ctrl.state]);
     if (node.dataset.key === key) return;
     node.dataset.key = key;
     node.dataset.color = color === BLACK ? 'black' : 'white';
@@ -80,13 +80,13 @@ export class TableView {
     }
     if (toMove) {
       const tag = document.createElement('span');
-      tag.className = 'tag turn';
+      tag.className = 'tag to-move-tag';
       tag.textContent = 'to move';
       node.append(tag);
     }
     if (won) {
       const tag = document.createElement('span');
-      tag.className = 'tag won';
+      tag.className = 'tag winner-tag';
       tag.textContent = 'winner';
       node.append(tag);
     }
@@ -122,8 +122,8 @@ export class TableView {
     const s = ctrl.state;
     if (!s) return '';
     if (s.status === 'waiting') {
-      if (ctrl.you) return 'Waiting for an opponent. Send them the invite link.';
-      return 'Waiting for an opponent.';
+      if (ctrl.you) return 'The game starts as soon as your friend joins.';
+      return 'A seat is free: join to play, or stay and watch.';
     }
     if (s.status === 'active') {
       const left = 80 - (s.no_progress || 0);
