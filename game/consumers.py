@@ -14,11 +14,31 @@ import logging
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from game import services
+from game import presence, services
 from game.broadcast import group_name, publish
-from game.protocol import PlayMove, Ping, ProtocolError, Sync, decode_frame, parse_client_message
+from game.protocol import (
+    Action,
+    Ping,
+    PlayMove,
+    ProtocolError,
+    Sync,
+    decode_frame,
+    parse_client_message,
+)
 
 log = logging.getLogger(__name__)
+
+#: The service carrying out each field-less action (see ``docs/protocol.md``).
+ACTION_SERVICES = {
+    "draw_offer": services.offer_draw,
+    "draw_accept": lambda game_id, player_id: services.answer_draw(game_id, player_id, accept=True),
+    "draw_decline": lambda game_id, player_id: services.answer_draw(game_id, player_id, accept=False),
+    "resign": services.resign,
+    "abort": services.abort,
+    "rematch_offer": services.offer_rematch,
+    "rematch_accept": services.offer_rematch,
+    "rematch_decline": services.decline_rematch,
+}
 
 #: Close code sent when the game in the URL does not exist.
 CLOSE_NO_SUCH_GAME = 4404
@@ -37,13 +57,21 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         except services.ActionError:
             await self.close(code=CLOSE_NO_SUCH_GAME)
             return
+        self.role = snapshot["you"] or "S"
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         await self.send_json(snapshot)
+        await self.announce(await presence.enter(self.game_id, self.channel_name, self.role))
 
     async def disconnect(self, code):
-        if hasattr(self, "group"):
+        if hasattr(self, "role"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
+            await self.announce(await presence.leave(self.game_id, self.channel_name, self.role))
+
+    async def announce(self, audience: dict) -> None:
+        """Tell every socket of the game who is watching: ``{"type": "audience", ...}`` (unversioned)."""
+        await self.channel_layer.group_send(
+            self.group, {"type": "game.event", "event": {"type": "audience", **audience}})
 
     async def receive(self, text_data=None, bytes_data=None, **kwargs):
         try:
@@ -61,6 +89,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     async def handle(self, message):
         """Carry out one parsed client message."""
         if isinstance(message, Ping):
+            await presence.enter(self.game_id, self.channel_name, self.role)
             await self.send_json({"type": "pong"})
         elif isinstance(message, Sync):
             await self.send_snapshot()
@@ -68,6 +97,10 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             outcome = await database_sync_to_async(services.play_move)(
                 self.game_id, self.player_id, message.move, message.v
             )
+            await publish(self.game_id, outcome.events)
+        elif isinstance(message, Action):
+            service = ACTION_SERVICES[message.name]
+            outcome = await database_sync_to_async(service)(self.game_id, self.player_id)
             await publish(self.game_id, outcome.events)
 
     async def send_snapshot(self):

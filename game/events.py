@@ -11,7 +11,10 @@ documented in ``docs/protocol.md`` and checked by ``tests/web/test_events.py``.
      "seats": {"B": {"name": str|None}, "W": {"name": str|None}},
      "result": "1-0"|"0-1"|"1/2-1/2"|"*", "termination": str|None, "winner": "B"|"W"|None,
      "reason": str|None  (human text, e.g. "White has no legal move"),
-     "no_progress": int (plies since the last capture or man move)}
+     "no_progress": int (plies since the last capture or man move),
+     "draw_offer": "B"|"W"|None (the seat with a pending draw offer),
+     "draw_allowed_at": {"B": int, "W": int} (the ply from which each seat may offer a draw),
+     "rematch_offer": "B"|"W"|None, "next_game": str|None (the rematch's id once agreed)}
 """
 
 from __future__ import annotations
@@ -48,13 +51,22 @@ def state(game: Game, record: rules.Game) -> dict:
         "winner": outcome.winner.value if outcome and outcome.winner else None,
         "reason": outcome.reason if outcome else None,
         "no_progress": record.no_progress_plies,
+        "draw_offer": game.draw_offer or None,
+        "draw_allowed_at": {"B": game.black_draw_ply, "W": game.white_draw_ply},
+        "rematch_offer": game.rematch_offer or None,
+        "next_game": game.next_game_id,
     }
 
 
-def snapshot(game: Game, record: rules.Game, moves: list[str], you: str | None) -> dict:
-    """``{"type": "snapshot", "v", "state", "moves": [str], "you": "B"|"W"|None}`` for one viewer."""
+def snapshot(game: Game, record: rules.Game, moves: list[str], fens: list[str],
+             you: str | None) -> dict:
+    """The ``snapshot`` message for one viewer.
+
+    ``{"type": "snapshot", "v", "state", "start_fen": str, "moves": [str],
+    "fens": [str] (the position after each ply), "you": "B"|"W"|None}``.
+    """
     return {"type": "snapshot", "v": game.version, "state": state(game, record),
-            "moves": list(moves), "you": you}
+            "start_fen": game.start_fen, "moves": list(moves), "fens": list(fens), "you": you}
 
 
 def move_event(game: Game, record: rules.Game, move: rules.Move) -> dict:
@@ -66,3 +78,14 @@ def move_event(game: Game, record: rules.Game, move: rules.Move) -> dict:
 def seats_event(game: Game, record: rules.Game) -> dict:
     """``{"type": "seats", "v", "state"}``: a seat was taken (the game may have started)."""
     return {"type": "seats", "v": game.version, "state": state(game, record)}
+
+
+#: The names of ``update`` events: what happened besides a move.
+UPDATES = ("draw_offered", "draw_declined", "draw_accepted", "resigned", "aborted",
+           "rematch_offered", "rematch_declined", "rematch_started")
+
+
+def update_event(game: Game, record: rules.Game, what: str, by: str | None) -> dict:
+    """``{"type": "update", "v", "what", "by": "B"|"W"|None, "state"}``: one of :data:`UPDATES` happened."""
+    assert what in UPDATES, what
+    return {"type": "update", "v": game.version, "what": what, "by": by, "state": state(game, record)}

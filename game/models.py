@@ -26,6 +26,11 @@ class Game(models.Model):
     display name; an empty player id is a free seat.  ``version`` counts the
     events published for the game; ``position_version`` is the version of the
     event that set the current position (the start, or the last move).
+
+    ``draw_offer`` is the seat with a pending draw offer (``''`` for none);
+    ``black_draw_ply``/``white_draw_ply`` the ply from which that seat may offer
+    again after a declined offer; ``rematch_offer`` the seat proposing a
+    rematch; ``next_game`` the rematch once both agreed.
     """
 
     class Status(models.TextChoices):
@@ -52,6 +57,14 @@ class Game(models.Model):
     black_name = models.CharField(max_length=40, blank=True, default="")
     white_player = models.CharField(max_length=32, blank=True, default="")
     white_name = models.CharField(max_length=40, blank=True, default="")
+
+    draw_offer = models.CharField(max_length=1, blank=True, default="")
+    black_draw_ply = models.PositiveIntegerField(default=0)
+    white_draw_ply = models.PositiveIntegerField(default=0)
+    rematch_offer = models.CharField(max_length=1, blank=True, default="")
+    next_game = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="previous_game"
+    )
 
     class Meta:
         indexes = [models.Index(fields=["status", "-updated_at"])]

@@ -53,7 +53,19 @@ class Ping:
     """``{"type": "ping"}``: keep-alive; answered with ``{"type": "pong"}``."""
 
 
-ClientMessage = PlayMove | Sync | Ping
+#: Field-less game actions a seated player may send.
+ACTIONS = ("draw_offer", "draw_accept", "draw_decline", "resign", "abort",
+           "rematch_offer", "rematch_accept", "rematch_decline")
+
+
+@dataclass(frozen=True)
+class Action:
+    """``{"type": <one of ACTIONS>}``: a draw offer or answer, resignation, abort or rematch step."""
+
+    name: str
+
+
+ClientMessage = PlayMove | Sync | Ping | Action
 
 
 def _int_field(data: dict, name: str) -> int:
@@ -110,5 +122,7 @@ def parse_client_message(data: dict) -> ClientMessage:
         return Sync()
     if kind == "ping":
         return Ping()
+    if kind in ACTIONS:
+        return Action(kind)
     shown = kind if isinstance(kind, str) and len(kind) <= 20 else "?"
     raise ProtocolError("unknown_type", f"Unknown message type '{shown}'.")

@@ -21,6 +21,11 @@ from game import events, rules
 from game.models import Game, Move
 
 NAME_MAX_CHARS = 24
+#: After a declined draw offer, the same player may offer again once this many plies
+#: (three of their own moves) have been played.
+DRAW_OFFER_COOLDOWN_PLIES = 6
+#: A game may be aborted while fewer plies than this have been played (a side has not moved yet).
+ABORT_BEFORE_PLY = 2
 
 
 class ActionError(Exception):
@@ -190,14 +195,171 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int) -> Outcome
             Move.objects.create(game=game, ply=ply, notation=str(move), fen_after=record.position.fen())
             changes = {"fen": record.position.fen(), "ply": ply,
                        "position_version": game.version + 1}
-            outcome = record.outcome
-            if outcome is not None:
-                changes.update(status=Game.Status.FINISHED, result=outcome.result,
-                               termination=outcome.termination.value)
+            if game.draw_offer and game.draw_offer != seat:
+                changes.update(_declined(game))
+            if record.outcome is not None:
+                changes.update(_finished(record.outcome))
             _bump(game, **changes)
             return Outcome(game, [events.move_event(game, record, move)])
     except IntegrityError:
         raise ActionError("stale", "Another move was played first; your board has been refreshed.") from None
+
+
+def _finished(outcome: rules.Outcome) -> dict:
+    """The stored changes that end a game with ``outcome``."""
+    status = Game.Status.ABORTED if outcome.termination is rules.Termination.ABORTED else Game.Status.FINISHED
+    return {"status": status, "result": outcome.result, "termination": outcome.termination.value,
+            "draw_offer": ""}
+
+
+def _declined(game: Game) -> dict:
+    """The stored changes that decline the pending draw offer of ``game``."""
+    field = "black_draw_ply" if game.draw_offer == "B" else "white_draw_ply"
+    return {"draw_offer": "", field: game.ply + DRAW_OFFER_COOLDOWN_PLIES}
+
+
+def _seat_in_play(game: Game, player_id: str | None) -> str:
+    """The seat of ``player_id`` in a game in play; else :class:`ActionError`."""
+    seat = game.seat_of(player_id)
+    if seat is None:
+        raise ActionError("not_seated", "Only the seated players can do that; you are watching.")
+    if game.is_over:
+        raise ActionError("game_over", "The game is over.")
+    if game.status == Game.Status.WAITING:
+        raise ActionError("not_started", "The game starts when your opponent joins.")
+    return seat
+
+
+def _act(game_id: str, player_id: str | None, decide) -> Outcome:
+    """Run one game action under the row lock.
+
+    ``decide(game, seat)`` checks the action and returns ``(what, changes)``:
+    the name of the ``update`` event and the stored changes; or it raises
+    :class:`ActionError`.  Returns that event after the changes are stored.
+    """
+    with transaction.atomic():
+        game = _load_for_update(game_id)
+        seat = game.seat_of(player_id)
+        what, changes = decide(game, seat)
+        _bump(game, **changes)
+        record = game_record(game)
+        return Outcome(game, [events.update_event(game, record, what, seat)])
+
+
+def offer_draw(game_id: str, player_id: str | None) -> Outcome:
+    """Offer a draw, on either turn.  An offer while the opponent's offer is pending accepts it.
+
+    After a declined offer the same player may offer again once
+    :data:`DRAW_OFFER_COOLDOWN_PLIES` plies have been played.  Raises
+    :class:`ActionError`: ``no_such_game``, ``not_seated``, ``not_started``,
+    ``game_over``, ``offer_pending`` (your own offer is still pending),
+    ``too_soon``.
+    """
+    def decide(game, seat):
+        seat = _seat_in_play(game, player_id)
+        if game.draw_offer == seat:
+            raise ActionError("offer_pending", "Your draw offer is still pending.")
+        if game.draw_offer:
+            return "draw_accepted", _finished(rules.Outcome(rules.Termination.AGREEMENT, None))
+        allowed_at = game.black_draw_ply if seat == "B" else game.white_draw_ply
+        if game.ply < allowed_at:
+            moves = -(-(allowed_at - game.ply) // 2)
+            raise ActionError("too_soon", f"Your last offer was declined; you may offer again in "
+                                          f"{moves} move{'s' if moves != 1 else ''}.")
+        return "draw_offered", {"draw_offer": seat}
+
+    return _act(game_id, player_id, decide)
+
+
+def answer_draw(game_id: str, player_id: str | None, accept: bool) -> Outcome:
+    """Accept (the game is drawn by agreement) or decline the opponent's pending draw offer.
+
+    Raises :class:`ActionError`: ``no_such_game``, ``not_seated``,
+    ``not_started``, ``game_over``, ``no_offer`` (none pending, or it is your own).
+    """
+    def decide(game, seat):
+        seat = _seat_in_play(game, player_id)
+        if not game.draw_offer or game.draw_offer == seat:
+            raise ActionError("no_offer", "There is no draw offer from your opponent to answer.")
+        if accept:
+            return "draw_accepted", _finished(rules.Outcome(rules.Termination.AGREEMENT, None))
+        return "draw_declined", _declined(game)
+
+    return _act(game_id, player_id, decide)
+
+
+def resign(game_id: str, player_id: str | None) -> Outcome:
+    """Resign: the opponent wins by resignation.
+
+    Raises :class:`ActionError`: ``no_such_game``, ``not_seated``, ``not_started``, ``game_over``.
+    """
+    def decide(game, seat):
+        seat = _seat_in_play(game, player_id)
+        winner = rules.Color.WHITE if seat == "B" else rules.Color.BLACK
+        return "resigned", _finished(rules.Outcome(rules.Termination.RESIGNATION, winner))
+
+    return _act(game_id, player_id, decide)
+
+
+def abort(game_id: str, player_id: str | None) -> Outcome:
+    """Abort a game in which a side has not yet made its first move (or nobody has joined yet).
+
+    The game is marked aborted, neither won nor lost.  Raises
+    :class:`ActionError`: ``no_such_game``, ``not_seated``, ``game_over``,
+    ``too_late`` (both sides have moved).
+    """
+    def decide(game, seat):
+        if seat is None:
+            raise ActionError("not_seated", "Only the seated players can abort; you are watching.")
+        if game.is_over:
+            raise ActionError("game_over", "The game is over.")
+        if game.ply >= ABORT_BEFORE_PLY:
+            raise ActionError("too_late", "Both sides have moved; the game can no longer be aborted.")
+        return "aborted", _finished(rules.Outcome(rules.Termination.ABORTED, None))
+
+    return _act(game_id, player_id, decide)
+
+
+def offer_rematch(game_id: str, player_id: str | None) -> Outcome:
+    """Propose a rematch after the game; if the opponent proposed one already, start it.
+
+    The rematch has the colours swapped; ``state.next_game`` carries its id.
+    Raises :class:`ActionError`: ``no_such_game``, ``not_seated``,
+    ``not_over`` (the game goes on), ``offer_pending``, ``rematch_started``.
+    """
+    def decide(game, seat):
+        if seat is None:
+            raise ActionError("not_seated", "Only the players can ask for a rematch.")
+        if not game.is_over:
+            raise ActionError("not_over", "A rematch can be proposed once the game is over.")
+        if game.next_game_id:
+            raise ActionError("rematch_started", "The rematch has started already.")
+        if not game.black_player or not game.white_player:
+            raise ActionError("not_over", "Nobody joined this game; create a new one instead.")
+        if game.rematch_offer == seat:
+            raise ActionError("offer_pending", "Your rematch proposal is still pending.")
+        if not game.rematch_offer:
+            return "rematch_offered", {"rematch_offer": seat}
+        rematch = start_game(black=(game.white_player, game.white_name),
+                             white=(game.black_player, game.black_name))
+        return "rematch_started", {"rematch_offer": "", "next_game": rematch}
+
+    return _act(game_id, player_id, decide)
+
+
+def decline_rematch(game_id: str, player_id: str | None) -> Outcome:
+    """Decline the opponent's rematch proposal.
+
+    Raises :class:`ActionError`: ``no_such_game``, ``not_seated``, ``no_offer``.
+    """
+    def decide(game, seat):
+        if seat is None:
+            raise ActionError("not_seated", "Only the players can answer a rematch proposal.")
+        if not game.rematch_offer or game.rematch_offer == seat:
+            raise ActionError("no_offer", "There is no rematch proposal from your opponent.")
+        return "rematch_declined", {"rematch_offer": ""}
+
+    return _act(game_id, player_id, decide)
 
 
 def _parse(position: rules.Position, text: str) -> rules.Move:
@@ -221,6 +383,7 @@ def snapshot(game_id: str, player_id: str | None) -> dict:
         game = Game.objects.get(pk=game_id)
     except Game.DoesNotExist:
         raise ActionError("no_such_game", "There is no such game.") from None
-    moves = list(game.move_set.order_by("ply").values_list("notation", flat=True))
+    rows = list(game.move_set.order_by("ply").values_list("notation", "fen_after"))
+    moves = [notation for notation, _ in rows]
     record = game_record(game, moves)
-    return events.snapshot(game, record, moves, you=game.seat_of(player_id))
+    return events.snapshot(game, record, moves, [fen for _, fen in rows], you=game.seat_of(player_id))

@@ -38,6 +38,23 @@ class Browser:
         return comm, snapshot
 
 
+async def recv(comm, timeout: float = 5) -> dict:
+    """The next game message on ``comm``, passing over ``audience`` notices (who is watching)."""
+    while True:
+        message = await comm.receive_json_from(timeout=timeout)
+        if message["type"] != "audience":
+            return message
+
+
+async def hears_nothing(comm, timeout: float = 0.2) -> bool:
+    """True when ``comm`` receives no game message (``audience`` notices aside) within ``timeout`` s."""
+    while not await comm.receive_nothing(timeout=timeout):
+        message = await comm.receive_json_from(timeout=1)
+        if message["type"] != "audience":
+            return False
+    return True
+
+
 def make_browser(name: str) -> Browser:
     store = SessionStore()
     player_id = uuid.uuid4().hex

@@ -12,6 +12,7 @@ from channels.testing import WebsocketCommunicator
 from checkers_site.asgi import application
 from game import rules, services
 from game.models import Game
+from tests.web.conftest import hears_nothing, recv
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -50,7 +51,7 @@ async def test_first_oca_game_reaches_all_sockets_identically(alice, bob, carol,
         mover = sockets["B" if ply % 2 else "W"]
         await mover.send_json_to({"type": "move", "move": str(move), "v": v})
         for key, comm in (("a", a), ("b", b), ("c", c)):
-            event = await comm.receive_json_from(timeout=5)
+            event = await recv(comm)
             assert event["type"] == "move", event
             assert event["ply"] == ply
             assert event["v"] == v + 1
@@ -62,7 +63,7 @@ async def test_first_oca_game_reaches_all_sockets_identically(alice, bob, carol,
     assert last["state"]["legal"] == [str(m) for m in expected.position.legal_moves()]
     for comm in (a, b, c):
         await comm.send_json_to({"type": "sync"})
-        snap = await comm.receive_json_from(timeout=5)
+        snap = await recv(comm)
         assert snap["moves"] == [str(m) for m in expected.moves]
         assert snap["state"]["fen"] == expected.position.fen()
         await comm.disconnect()
@@ -80,15 +81,15 @@ async def expect_refusal(comm, others, frame, code, game_id):
         await comm.send_to(text_data=frame)
     else:
         await comm.send_json_to(frame)
-    error = await comm.receive_json_from(timeout=5)
+    error = await recv(comm)
     assert error["type"] == "error"
     assert error["code"] == code, error
     assert error["message"]
     if code in ("stale", "bad_version"):
-        snap = await comm.receive_json_from(timeout=5)
+        snap = await recv(comm)
         assert snap["type"] == "snapshot"
     for other in others:
-        assert await other.receive_nothing(timeout=0.2)
+        assert await hears_nothing(other)
     assert await database_sync_to_async(stored)(game_id) == before
     return error
 
@@ -122,13 +123,13 @@ async def test_bad_input_gets_error_to_sender_only_and_changes_nothing(alice, bo
     # The game still goes on normally afterwards.
     await a.send_json_to({"type": "move", "move": "11-15", "v": v})
     for comm in (a, b, c):
-        assert (await comm.receive_json_from(timeout=5))["move"] == "11-15"
+        assert (await recv(comm))["move"] == "11-15"
     # A move sent from a position that is no longer current is stale.
     await expect_refusal(a, [b, c], {"type": "move", "move": "15-19", "v": v + 1}, "not_your_turn", game_id)
     await expect_refusal(b, [a, c], {"type": "move", "move": "22-18", "v": v}, "stale", game_id)
     await b.send_json_to({"type": "move", "move": "22-18", "v": v + 1})
     for comm in (a, b, c):
-        assert (await comm.receive_json_from(timeout=5))["move"] == "22-18"
+        assert (await recv(comm))["move"] == "22-18"
     for comm in (a, b, c):
         await comm.disconnect()
 
@@ -169,7 +170,7 @@ async def test_game_over_when_side_to_move_has_no_legal_move(alice, bob, carol):
     assert winning, "the set-up position must have a move that leaves White without a legal move"
     await a.send_json_to({"type": "move", "move": winning, "v": snap["v"]})
     for comm in (a, b, c):
-        event = await comm.receive_json_from(timeout=5)
+        event = await recv(comm)
         assert event["state"]["status"] == "finished"
         assert event["state"]["winner"] == "B"
         assert event["state"]["result"] == "1-0"
@@ -196,7 +197,7 @@ async def test_join_is_published_to_waiting_creator(alice, bob):
     outcome = await database_sync_to_async(services.join_game)(game.id, bob.player_id, "bob")
     from game.broadcast import publish
     await publish(game.id, outcome.events)
-    event = await a.receive_json_from(timeout=5)
+    event = await recv(a)
     assert event["type"] == "seats"
     assert event["v"] == snap["v"] + 1
     assert event["state"]["seats"] == {"B": {"name": "bob"}, "W": {"name": "alice"}}
@@ -225,7 +226,9 @@ async def drain(comm, quiet_s: float = 0.3) -> list[dict]:
     """Every message the socket receives until it has been quiet for ``quiet_s`` seconds."""
     out = []
     while not await comm.receive_nothing(timeout=quiet_s):
-        out.append(await comm.receive_json_from(timeout=1))
+        message = await comm.receive_json_from(timeout=1)
+        if message["type"] != "audience":
+            out.append(message)
     return out
 
 
