@@ -7,6 +7,7 @@ import { matching, movePath } from './notation.js';
 
 const FLASH_MS = 4000;
 const SYNC_RETRY_MS = 5000;
+const PENDING_LIMIT_MS = 8000; // no answer to a move this long: ask for a snapshot
 const NUMBERS_KEY = 'checkers.showNumbers';
 
 function loadFlag(key) {
@@ -48,6 +49,7 @@ export class Ctrl {
     this.syncing = false;
     this.syncTimer = null;
     this.pending = null; // move text sent, awaiting the server
+    this.pendingTimer = null;
     this.path = []; // selected piece then the landing squares clicked so far
     this.flash = null; // {message, kind}
     this.flashTimer = null;
@@ -123,7 +125,7 @@ export class Ctrl {
     this.setState(msg.state);
     this.syncing = false;
     clearTimeout(this.syncTimer);
-    this.pending = null;
+    this.setPending(null);
     this.resetSelection();
     this.redraw();
   }
@@ -150,7 +152,7 @@ export class Ctrl {
     this.v = msg.v;
     this.moves.push(msg.move);
     this.setState(msg.state);
-    this.pending = null;
+    this.setPending(null);
     this.resetSelection();
     this.redraw();
   }
@@ -164,7 +166,7 @@ export class Ctrl {
   }
 
   onError(msg) {
-    this.pending = null;
+    this.setPending(null);
     this.resetSelection();
     this.showFlash(msg.message || msg.code || 'Refused', 'error');
   }
@@ -174,7 +176,7 @@ export class Ctrl {
     this.connectionDetail = detail;
     if (state !== 'open') {
       // Whatever was in flight is unknown now; the next snapshot tells.
-      this.pending = null;
+      this.setPending(null);
       this.syncing = false;
       clearTimeout(this.syncTimer);
       this.resetSelection();
@@ -295,9 +297,22 @@ export class Ctrl {
     if (!this.canInput || !this.legal.includes(move)) return;
     const sent = this.socket && this.socket.send({ type: 'move', move, v: this.v });
     this.resetSelection();
-    if (sent) this.pending = move;
+    if (sent) this.setPending(move);
     else this.showFlash('Not connected: the move was not sent.', 'error');
     this.redraw();
+  }
+
+  setPending(move) {
+    this.pending = move;
+    clearTimeout(this.pendingTimer);
+    if (move) {
+      this.pendingTimer = setTimeout(() => {
+        if (this.pending === move) {
+          this.setPending(null);
+          this.requestSync();
+        }
+      }, PENDING_LIMIT_MS);
+    }
   }
 
   toggleNumbers(on = !this.showNumbers) {

@@ -75,3 +75,11 @@ export function squareName(n) {
   const { row, col } = squareToRowCol(n);
   return 'abcdefgh'[col] + String(8 - row);
 }
+
+/** The square jumped over when moving from a to b two diagonal steps away, else null. */
+export function jumpedSquare(a, b) {
+  const p = squareToRowCol(a);
+  const q = squareToRowCol(b);
+  if (Math.abs(p.row - q.row) !== 2 || Math.abs(p.col - q.col) !== 2) return null;
+  return rowColToSquare((p.row + q.row) / 2, (p.col + q.col) / 2);
+}

@@ -1,7 +1,7 @@
 // The board: 8x8 cells from the viewer's side, pieces, highlights, and input
 // (click/tap, drag and drop with pointer events, keyboard cursor).
 
-import { BLACK, WHITE, colorName, squareToRowCol, rowColToSquare } from '../fen.js';
+import { BLACK, colorName, squareToRowCol, rowColToSquare, jumpedSquare } from '../fen.js';
 import { movePath } from '../notation.js';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
@@ -132,6 +132,11 @@ export class BoardView {
     const lastTo = last.length ? last[last.length - 1] : null;
     const lastVia = new Set(last.slice(1, -1));
     const routeSet = new Set(path.slice(1));
+    const jumped = new Set();
+    for (let i = 1; i < path.length; i++) {
+      const mid = jumpedSquare(path[i - 1], path[i]);
+      if (mid) jumped.add(mid);
+    }
     const showCursor = !!(this.cursor && this.keyboard && document.activeElement === this.root);
     const cursorSq = showCursor ? this.squareAtDisplay(this.cursor.row, this.cursor.col) : null;
     const dragFrom = this.drag && this.drag.active ? this.drag.from : null;
@@ -164,7 +169,10 @@ export class BoardView {
       if (movable.has(n) && !path.length) classes.push('movable');
       else if (movable.has(n)) classes.push('movable-other');
       if (n === selected) classes.push('selected');
+      if (n === selected && path.length > 1) classes.push('lifted');
+      if (jumped.has(n)) classes.push('jumped');
       if (routeSet.has(n)) classes.push('route');
+      if (n === tip && path.length > 1) classes.push('route-tip');
       if (dests.has(n)) classes.push('dest');
       if (dests.has(n) && piece) classes.push('occupied');
       if (n === lastFrom) classes.push('last-from');
@@ -177,6 +185,7 @@ export class BoardView {
 
       const label = [`square ${n}, ${pieceLabel(piece)}`];
       if (n === selected) label.push('selected');
+      if (jumped.has(n)) label.push('jumped');
       if (dests.has(n)) label.push('move here');
       else if (movable.has(n) && !path.length) label.push('can move');
       if (n === lastFrom || n === lastTo) label.push('last move');
@@ -275,8 +284,11 @@ export class BoardView {
     }
     const tip = ctrl.path.length ? ctrl.path[ctrl.path.length - 1] : null;
     const draggable = ctrl.canInput && (ctrl.movableSquares().has(n) || (ctrl.path.length > 1 && n === tip));
-    this.drag = { from: n, x: e.clientX, y: e.clientY, active: false, draggable, pointerId: e.pointerId, floater: null };
+    this.drag = { from: n, x: e.clientX, y: e.clientY, active: false, draggable, pointerId: e.pointerId, floater: null, selectedOnDown: false };
     if (draggable) {
+      // Select on press, as lichess does, so the destinations show while dragging.
+      const alreadySelected = (ctrl.path.length === 1 && ctrl.path[0] === n) || (ctrl.path.length > 1 && n === tip);
+      if (!alreadySelected) this.drag.selectedOnDown = ctrl.select(n);
       e.preventDefault(); // no text selection, no touch scrolling from a piece
       try {
         this.root.setPointerCapture(e.pointerId);
@@ -307,7 +319,7 @@ export class BoardView {
     this.endDrag();
     if (wasActive) {
       this.ctrl.drop(d.from, this.squareAtPoint(e.clientX, e.clientY));
-    } else {
+    } else if (!d.selectedOnDown) {
       this.ctrl.clickSquare(d.from);
     }
   }
@@ -318,7 +330,9 @@ export class BoardView {
     const onTip = ctrl.path.length > 1 && d.from === ctrl.path[ctrl.path.length - 1];
     const piece = ctrl.position.pieces.get(onTip ? ctrl.path[0] : d.from);
     if (!piece) return;
-    const rect = entry.cell.getBoundingClientRect();
+    const cellRect = entry.cell.getBoundingClientRect();
+    const side = cellRect.width * 0.82;
+    const rect = { width: side, height: side };
     const f = el('div', `piece ${piece.color === BLACK ? 'black' : 'white'} ${piece.king ? 'king' : 'man'} dragging`, {
       'aria-hidden': 'true',
     });

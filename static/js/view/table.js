@@ -164,12 +164,14 @@ export class TableView {
     node.dataset.key = key;
     node.dataset.winner = s.winner === BLACK ? 'black' : s.winner === WHITE ? 'white' : 'none';
     let headline;
-    if (s.status === 'aborted' && !s.winner) headline = 'Game aborted';
-    else if (s.winner) {
+    let personal = '';
+    if (s.winner) {
       const name = ctrl.seatName(s.winner);
-      headline = ctrl.you === s.winner ? 'You won!' : `${colorName(s.winner)} wins${name ? ` (${name})` : ''}`;
-      if (ctrl.you && ctrl.you !== s.winner) headline = `You lost: ${colorName(s.winner)} wins`;
-    } else headline = 'Draw';
+      headline = `${colorName(s.winner)} wins${name ? ` (${name})` : ''}`;
+      if (ctrl.you) personal = ctrl.you === s.winner ? 'You won!' : 'You lost.';
+      node.dataset.personal = ctrl.you ? (ctrl.you === s.winner ? 'won' : 'lost') : '';
+    } else if (s.status === 'aborted') headline = 'Game aborted';
+    else headline = 'Draw';
     node.textContent = '';
     const h = document.createElement('strong');
     h.className = 'result-headline';
@@ -180,7 +182,14 @@ export class TableView {
     const score = document.createElement('span');
     score.className = 'result-score';
     score.textContent = s.result && s.result !== '*' ? s.result : '';
-    node.append(h, reason, score);
+    node.append(h);
+    if (personal) {
+      const you = document.createElement('span');
+      you.className = 'result-personal';
+      you.textContent = personal;
+      node.append(you);
+    }
+    node.append(reason, score);
   }
 
   renderConnection() {
