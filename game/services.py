@@ -196,7 +196,7 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int) -> Outcome
             changes = {"fen": record.position.fen(), "ply": ply,
                        "position_version": game.version + 1}
             if game.draw_offer and game.draw_offer != seat:
-                changes.update(_declined(game))
+                changes.update(_declined(game, ply))
             if record.outcome is not None:
                 changes.update(_finished(record.outcome))
             _bump(game, **changes)
@@ -212,10 +212,10 @@ def _finished(outcome: rules.Outcome) -> dict:
             "draw_offer": ""}
 
 
-def _declined(game: Game) -> dict:
-    """The stored changes that decline the pending draw offer of ``game``."""
+def _declined(game: Game, ply: int) -> dict:
+    """The stored changes that decline the pending draw offer of ``game`` at ``ply``."""
     field = "black_draw_ply" if game.draw_offer == "B" else "white_draw_ply"
-    return {"draw_offer": "", field: game.ply + DRAW_OFFER_COOLDOWN_PLIES}
+    return {"draw_offer": "", field: ply + DRAW_OFFER_COOLDOWN_PLIES}
 
 
 def _seat_in_play(game: Game, player_id: str | None) -> str:
@@ -283,7 +283,7 @@ def answer_draw(game_id: str, player_id: str | None, accept: bool) -> Outcome:
             raise ActionError("no_offer", "There is no draw offer from your opponent to answer.")
         if accept:
             return "draw_accepted", _finished(rules.Outcome(rules.Termination.AGREEMENT, None))
-        return "draw_declined", _declined(game)
+        return "draw_declined", _declined(game, game.ply)
 
     return _act(game_id, player_id, decide)
 
