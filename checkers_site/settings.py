@@ -14,6 +14,10 @@ Environment variables:
 ``DATABASE_URL``            e.g. ``postgres://user@127.0.0.1:5432/checkers`` (default SQLite).
 ``REDIS_URL``               e.g. ``redis://127.0.0.1:6379/0`` (default: the embedded
                             server on ``127.0.0.1:6380``).
+``MATCHMAKING_REDIS_URL``   the Redis holding the seek pools (default: ``REDIS_URL``).
+``MATCHMAKING_PREFIX``      key prefix of the seek pools (default ``mm``).
+``MATCHMAKING_SEEK_TTL``    seconds a seek lives once its socket stops refreshing it (default 10).
+``MATCHMAKING_HEARTBEAT``   seconds between refreshes (default 3; at most a third of the TTL).
 """
 
 from pathlib import Path
@@ -104,6 +108,13 @@ CHANNEL_LAYERS = {
         },
     },
 }
+
+# Matchmaking (game/matchmaking.py, game/lobby.py): the seek pools live in Redis; a seek whose
+# server process died expires MATCHMAKING_SEEK_TTL seconds after its last refresh.
+MATCHMAKING_REDIS_URL = env("MATCHMAKING_REDIS_URL", default=REDIS_URL)
+MATCHMAKING_PREFIX = env("MATCHMAKING_PREFIX", default="mm")
+MATCHMAKING_SEEK_TTL = env.float("MATCHMAKING_SEEK_TTL", default=10.0)
+MATCHMAKING_HEARTBEAT = env.float("MATCHMAKING_HEARTBEAT", default=3.0)
 
 SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 365
