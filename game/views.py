@@ -23,7 +23,11 @@ def player_id(request) -> str:
 
 
 def home(request):
-    """GET: the home page with the new-game form.  POST: create the game and go to it."""
+    """GET: the home page with the new-game form.  POST: create the game and go to it.
+
+    Every visit makes sure the session has a player id: the lobby socket ("Play online") needs one.
+    """
+    player_id(request)
     if request.method == "POST":
         form = NewGameForm(request.POST)
         if form.is_valid():
