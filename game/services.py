@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
-from game import events, rules
+from game import events, presence, rules
 from game.models import Game, Move
 
 NAME_MAX_CHARS = 24
@@ -387,3 +387,38 @@ def snapshot(game_id: str, player_id: str | None) -> dict:
     moves = [notation for notation, _ in rows]
     record = game_record(game, moves)
     return events.snapshot(game, record, moves, [fen for _, fen in rows], you=game.seat_of(player_id))
+
+
+def game_pdn(game_id: str, site: str) -> str:
+    """The PDN text of a game (PDN 3.0; tags Event, Site, Date, Black, White, Result, GameType 21,
+    FEN when it did not start from the initial position).
+
+    Raises :class:`ActionError` ``no_such_game``.
+    """
+    try:
+        game = Game.objects.get(pk=game_id)
+    except Game.DoesNotExist:
+        raise ActionError("no_such_game", "There is no such game.") from None
+    record = game_record(game)
+    tags = {
+        "Event": "Casual game",
+        "Site": site,
+        "Date": game.created_at.strftime("%Y.%m.%d"),
+        "Black": game.black_name or "?",
+        "White": game.white_name or "?",
+        "Result": game.result,
+    }
+    return rules.game_to_pdn(record, tags)
+
+
+def live_games(limit: int = 50) -> list[dict]:
+    """The games being played now, most recently active first.
+
+    Returns ``[{"id": str, "black": str, "white": str, "ply": int, "spectators": int}]``;
+    spectator counts come from :mod:`game.presence` (0 when Redis is unreachable).
+    """
+    games = list(Game.objects.filter(status=Game.Status.ACTIVE).order_by("-updated_at")
+                 .values("id", "black_name", "white_name", "ply")[:limit])
+    counts = presence.spectator_counts([g["id"] for g in games])
+    return [{"id": g["id"], "black": g["black_name"], "white": g["white_name"], "ply": g["ply"],
+             "spectators": counts.get(g["id"], 0)} for g in games]

@@ -8,4 +8,6 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("g/<str:game_id>/", views.game_page, name="game"),
     path("g/<str:game_id>/join", views.join, name="join"),
+    path("g/<str:game_id>.pdn", views.game_pdn, name="game_pdn"),
+    path("games/live", views.live_games, name="live_games"),
 ]

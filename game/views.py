@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from django.http import Http404
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -37,7 +37,7 @@ def home(request):
             return redirect("game", game_id=game.id)
     else:
         form = NewGameForm(initial={"name": request.session.get("name", "")})
-    return render(request, "home.html", {"form": form})
+    return render(request, "home.html", {"form": form, "live_games": services.live_games()})
 
 
 @require_GET
@@ -79,3 +79,21 @@ def join(request, game_id):
         return redirect("game", game_id=game_id)
     publish_sync(game_id, outcome.events)
     return redirect("game", game_id=game_id)
+
+
+@require_GET
+def game_pdn(request, game_id):
+    """Download the game as a PDN file (``<id>.pdn``)."""
+    try:
+        text = services.game_pdn(game_id, site=request.get_host())
+    except services.ActionError:
+        raise Http404("No such game") from None
+    response = HttpResponse(text, content_type="application/x-pdn; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="checkers-{game_id}.pdn"'
+    return response
+
+
+@require_GET
+def live_games(request):
+    """JSON list of the games being played now: ``{"games": [...]}`` (see :func:`services.live_games`)."""
+    return JsonResponse({"games": services.live_games()})

@@ -96,3 +96,49 @@ def test_display_name_is_escaped():
 def test_unknown_game_is_404():
     assert Client().get("/g/nosuchgame/").status_code == 404
     assert Client().post("/g/nosuchgame/join", {"name": "bob"}).status_code == 404
+
+
+def test_pdn_download_replays_with_the_rules_cli(tmp_path):
+    import subprocess
+    import sys
+
+    from game import services
+
+    game = services.start_game(black=("a" * 32, "alice"), white=("b" * 32, "bob"))
+    v = game.version
+    for move in ["11-15", "24-20", "8-11", "28-24", "9-13", "22-18", "15x22", "25x18"]:
+        v = services.play_move(game.id, ("a" if v % 2 == 0 else "b") * 32, move, v).game.version
+    services.resign(game.id, "a" * 32)
+    response = Client().get(f"/g/{game.id}.pdn")
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == f'attachment; filename="checkers-{game.id}.pdn"'
+    text = response.content.decode()
+    for tag in ('[Event "Casual game"]', '[Site "testserver"]', '[Black "alice"]', '[White "bob"]',
+                '[Result "0-1"]', '[GameType "21"]'):
+        assert tag in text
+    assert "1. 11-15 24-20 2. 8-11 28-24 3. 9-13 22-18 4. 15x22 25x18 0-1" in " ".join(text.split())
+    path = tmp_path / "game.pdn"
+    path.write_text(text)
+    run = subprocess.run([sys.executable, "-m", "game.rules", "replay", str(path)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "1 games, 1 replayed, 0 rejected" in run.stdout
+
+
+def test_pdn_of_game_from_a_set_up_position_has_fen_tag():
+    from game import services
+
+    game = services.create_game("a" * 32, "alice", "B", start_fen="B:W29:B21,K22")
+    text = Client().get(f"/g/{game.id}.pdn").content.decode()
+    assert '[FEN "B:W29:B21,K22"]' in text
+
+
+def test_live_games_lists_active_games_only():
+    from game import services
+
+    active = services.start_game(black=("a" * 32, "alice"), white=("b" * 32, "bob"))
+    services.create_game("c" * 32, "carol", "B")  # waiting: not listed
+    data = Client().get("/games/live").json()
+    assert data == {"games": [{"id": active.id, "black": "alice", "white": "bob", "ply": 0,
+                               "spectators": 0}]}
+    assert Client().get("/g/nosuchgame.pdn").status_code == 404
