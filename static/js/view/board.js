@@ -276,6 +276,7 @@ export class BoardView {
   onPointerDown(e) {
     if (e.button !== undefined && e.button !== 0) return;
     this.keyboard = false;
+    if (document.activeElement !== this.root) this.root.focus({ preventScroll: true }); // arrows work after a click
     const n = this.squareFromEvent(e);
     const ctrl = this.ctrl;
     if (n === null) {
