@@ -1,0 +1,326 @@
+"""The lobby socket: "Play online" seeks, pool counts, and the news of a pairing.
+
+One socket per open home page at ``/ws/lobby/``.  The browser sends ``seek``
+to look for an opponent in a pool and ``cancel`` to stop; the socket holds at
+most one seek at a time and refreshes it in Redis every few seconds (its
+heartbeat), so a seek disappears when its player cancels, closes the page or
+loses the connection, and expires by itself when this server process dies.
+
+Every seek that enters a pool makes this process *settle* the pool
+(:meth:`game.matchmaking.Matchmaker.settle`: read it, decide with
+:func:`game.pairing.pair_seeks`, claim atomically).  For each pairing it claims,
+the process creates the game (:func:`game.services.start_game`, colours as the
+pairing drew them) and sends ``lobby.paired`` through the channel layer to the
+channel of each seek, which may belong to a socket of another process.
+
+Every socket of the lobby is in the group ``lobby.<pool>`` of each pool and
+receives ``pool`` messages with the number of waiting seeks: after changes
+(at most one push per pool per process every :data:`COUNT_PUSH_DELAY_S`) and
+every :data:`COUNT_REFRESH_S` seconds (expired seeks change nothing else).
+
+When the matchmaking Redis cannot be reached the player gets the error
+``matchmaking_unavailable``; nothing else depends on it.  The protocol is in
+``docs/protocol.md`` ("Lobby socket").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+import uuid
+import weakref
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.urls import reverse
+
+from game import matchmaking, services
+from game.lobby_protocol import CancelSeek, Ping, ProtocolError, SeekGame, decode_frame, parse_lobby_message
+from game.matchmaking import MatchmakingUnavailable
+from game.pairing import POOLS, Pairing, Seek
+
+log = logging.getLogger(__name__)
+
+#: Close code sent to a socket whose session has no player id.
+CLOSE_NO_SESSION = 4401
+#: Seconds between two pushes of a pool's count by one process (changes in between are merged).
+COUNT_PUSH_DELAY_S = 0.25
+#: Seconds between pushes of the counts when nothing changes (seeks of dead processes expire silently).
+COUNT_REFRESH_S = 10.0
+
+UNAVAILABLE_MESSAGE = ("Matchmaking is unavailable right now; please try again in a moment. "
+                       "Games in progress are not affected.")
+
+_rng = random.SystemRandom()
+
+
+def pool_group(pool: str) -> str:
+    """The channel-layer group of the lobby sockets that follow ``pool``: ``lobby.<pool>``."""
+    return f"lobby.{pool}"
+
+
+def heartbeat_s() -> float:
+    """Seconds between two refreshes of a seek: ``MATCHMAKING_HEARTBEAT``, at most a third of the seek TTL."""
+    return min(float(settings.MATCHMAKING_HEARTBEAT), float(settings.MATCHMAKING_SEEK_TTL) / 3)
+
+
+def error(code: str, message: str) -> dict:
+    """The ``error`` message sent to the one socket concerned."""
+    return {"type": "error", "code": code, "message": message}
+
+
+# Count pushes waiting to run, per event loop: {pool: task}.
+_pushes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def request_count_push(pool: str) -> None:
+    """Push the number of seeks waiting in ``pool`` to every lobby socket soon (merged with other requests)."""
+    loop = asyncio.get_running_loop()
+    pending = _pushes.setdefault(loop, {})
+    if pool not in pending:
+        pending[pool] = loop.create_task(_push_count(pool, pending))
+
+
+async def _push_count(pool: str, pending: dict) -> None:
+    try:
+        await asyncio.sleep(COUNT_PUSH_DELAY_S)
+    finally:
+        pending.pop(pool, None)
+    try:
+        waiting = await matchmaking.from_settings().waiting(pool)
+        await get_channel_layer().group_send(
+            pool_group(pool), {"type": "lobby.count", "pool": pool, "waiting": waiting})
+    except Exception as exc:  # noqa: BLE001 - a count is not worth more than a log line
+        log.warning("lobby: could not push the count of pool %s: %s", pool, exc)
+
+
+async def _tell(channel: str, message: dict) -> None:
+    try:
+        await get_channel_layer().send(channel, message)
+    except Exception:  # noqa: BLE001 - the other seeks of the wave must still be told
+        log.exception("lobby: could not send %s to %s", message.get("type"), channel)
+
+
+async def start_paired_game(pairing: Pairing):
+    """Create the game of ``pairing`` and send ``lobby.paired`` to the channel of each seek.
+
+    Returns the game, or ``None`` when it could not be created (both seeks then
+    get ``lobby.failed``; they were already taken out of the pool).
+    """
+    try:
+        game = await database_sync_to_async(services.start_game)(
+            black=(pairing.black.player, pairing.black.name),
+            white=(pairing.white.player, pairing.white.name),
+        )
+    except Exception:  # noqa: BLE001 - both players must hear of it
+        log.exception("lobby: could not create the game of %s and %s", pairing.black.id, pairing.white.id)
+        for seek in pairing:
+            await _tell(seek.channel, {"type": "lobby.failed", "seek": seek.id})
+        return None
+    url = reverse("game", args=[game.id])
+    for seek, colour in ((pairing.black, "B"), (pairing.white, "W")):
+        await _tell(seek.channel, {"type": "lobby.paired", "seek": seek.id, "game": game.id, "url": url,
+                                   "color": colour})
+    return game
+
+
+async def settle_pool(pool: str) -> int:
+    """Pair what can be paired in ``pool`` now, start those games, tell the players.
+
+    Returns how many seeks wait afterwards.  Raises :class:`MatchmakingUnavailable`.
+    """
+    pairings, waiting = await matchmaking.from_settings().settle(pool, _rng)
+    for pairing in pairings:
+        await start_paired_game(pairing)
+    if pairings:
+        request_count_push(pool)
+    return waiting
+
+
+class LobbyConsumer(AsyncJsonWebsocketConsumer):
+    """Websocket consumer of one home page: its player's seek (at most one) and the pool counts."""
+
+    seek: Seek | None = None
+    cancelling = False
+    player_id: str | None = None
+    ticker: asyncio.Task | None = None
+    joined: tuple[str, ...] = ()
+
+    async def connect(self):
+        session = self.scope.get("session")
+        self.player_id = session.get("player_id") if session is not None else None
+        self.session_name = session.get("name") if session is not None else None
+        self.lock = asyncio.Lock()
+        await self.accept()
+        if not self.player_id:
+            await self.send_json(error("no_session", "Your browser has no player id yet: reload the home page."))
+            await self.close(code=CLOSE_NO_SESSION)
+            return
+        joined = []
+        for pool in POOLS:
+            try:
+                await self.channel_layer.group_add(pool_group(pool), self.channel_name)
+                joined.append(pool_group(pool))
+            except Exception as exc:  # noqa: BLE001 - counts are optional; seeking may still work
+                log.warning("lobby: could not join %s: %s", pool_group(pool), exc)
+        self.joined = tuple(joined)
+        await self.send_counts()
+        self.ticker = asyncio.create_task(self.tick())
+
+    async def disconnect(self, code):
+        if self.ticker is not None:
+            self.ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.ticker
+        if self.seek is not None:
+            async with self.lock:
+                seek, self.seek = self.seek, None
+                if seek is not None:
+                    try:
+                        await matchmaking.from_settings().cancel(seek)
+                        request_count_push(seek.pool)
+                    except MatchmakingUnavailable:
+                        pass  # it expires by itself
+        for group in self.joined:
+            with contextlib.suppress(Exception):
+                await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def receive(self, text_data=None, bytes_data=None, **kwargs):
+        try:
+            message = parse_lobby_message(decode_frame(text_data, bytes_data))
+        except ProtocolError as exc:
+            await self.send_json(error(exc.code, exc.message))
+            return
+        if not self.player_id:
+            await self.send_json(error("no_session", "Your browser has no player id yet: reload the home page."))
+            return
+        try:
+            await self.handle(message)
+        except services.ActionError as exc:
+            await self.send_json(exc.as_event())
+        except MatchmakingUnavailable as exc:
+            log.warning("lobby: matchmaking unavailable: %s", exc)
+            await self.send_json(error("matchmaking_unavailable", UNAVAILABLE_MESSAGE))
+
+    async def handle(self, message):
+        """Carry out one parsed client message.  Raises ActionError or MatchmakingUnavailable."""
+        if isinstance(message, Ping):
+            await self.send_json({"type": "pong"})
+        elif isinstance(message, SeekGame):
+            await self.start_seeking(message)
+        elif isinstance(message, CancelSeek):
+            await self.cancel_seek()
+
+    async def start_seeking(self, message: SeekGame) -> None:
+        """Put this socket's seek into the pool, tell the player, then settle the pool."""
+        async with self.lock:
+            if self.seek is not None:
+                raise services.ActionError("already_seeking", "You are already looking for a game.")
+            name = services.clean_name(message.name if message.name is not None else self.session_name)
+            seek = Seek(id=uuid.uuid4().hex, player=self.player_id, name=name, pool=message.pool,
+                        channel=self.channel_name)
+            seek, waiting = await matchmaking.from_settings().add(seek)
+            self.seek, self.cancelling = seek, False
+        await self.send_json({"type": "seeking", "pool": seek.pool, "waiting": waiting})
+        request_count_push(seek.pool)
+        try:
+            await settle_pool(seek.pool)
+        except MatchmakingUnavailable as exc:
+            # The seek is in the pool; the heartbeat settles again or reports the failure.
+            log.warning("lobby: could not settle pool %s: %s", seek.pool, exc)
+
+    async def cancel_seek(self) -> None:
+        """Take this socket's seek out of the pool; answer ``cancelled`` (unless it was just paired)."""
+        async with self.lock:
+            seek = self.seek
+            if seek is None:
+                await self.send_json({"type": "cancelled", "pool": None})
+                return
+            status = await matchmaking.from_settings().cancel(seek)
+            if status.state == "claimed":
+                self.cancelling = True  # too late: the game is being created and `paired` follows
+                return
+            self.seek = None
+        await self.send_json({"type": "cancelled", "pool": seek.pool, "waiting": status.waiting})
+        request_count_push(seek.pool)
+
+    async def send_counts(self) -> None:
+        """Send this socket the number of seeks waiting in each pool (or ``matchmaking_unavailable``)."""
+        try:
+            for pool in POOLS:
+                waiting = await matchmaking.from_settings().waiting(pool)
+                await self.send_json({"type": "pool", "pool": pool, "waiting": waiting})
+        except MatchmakingUnavailable as exc:
+            log.warning("lobby: matchmaking unavailable: %s", exc)
+            await self.send_json(error("matchmaking_unavailable", UNAVAILABLE_MESSAGE))
+
+    async def tick(self) -> None:
+        """Every heartbeat: refresh this socket's seek; now and then, ask for fresh pool counts."""
+        next_counts = time.monotonic() + COUNT_REFRESH_S
+        while True:
+            await asyncio.sleep(heartbeat_s())
+            try:
+                await self.heartbeat()
+            except Exception:  # noqa: BLE001 - the heartbeat must go on
+                log.exception("lobby: heartbeat failed")
+            if time.monotonic() >= next_counts:
+                next_counts = time.monotonic() + COUNT_REFRESH_S
+                for pool in POOLS:
+                    request_count_push(pool)
+
+    async def heartbeat(self) -> None:
+        """Refresh the seek; seek again if it expired unpaired; settle the pool if others wait too."""
+        async with self.lock:
+            seek = self.seek
+            if seek is None:
+                return
+            mm = matchmaking.from_settings()
+            try:
+                status = await mm.refresh(seek)
+                if status.state == "gone" and self.cancelling:
+                    self.seek = None
+                    await self.send_json({"type": "cancelled", "pool": seek.pool, "waiting": status.waiting})
+                    return
+                if status.state == "gone":
+                    # Expired while this process stalled, or paired by a process that died before
+                    # creating the game: the player is still here, so the seek goes back in.
+                    seek, waiting = await mm.add(seek)
+                    self.seek = seek
+                    status = matchmaking.SeekStatus("waiting", waiting)
+                    request_count_push(seek.pool)
+            except MatchmakingUnavailable as exc:
+                log.warning("lobby: matchmaking unavailable, seek %s dropped: %s", seek.id, exc)
+                self.seek = None
+                await self.send_json(error("matchmaking_unavailable", UNAVAILABLE_MESSAGE))
+                return
+        if status.state == "waiting" and status.waiting >= 2:
+            await settle_pool(seek.pool)
+
+    async def lobby_paired(self, message):
+        """Channel message ``lobby.paired`` (``seek``, ``game``, ``url``, ``color``): go to the game."""
+        async with self.lock:
+            current, self.seek, self.cancelling = self.seek, None, False
+            if current is not None and current.id != message["seek"]:
+                # A newer seek of this socket: the player is taken to the game, so it must go.
+                with contextlib.suppress(MatchmakingUnavailable):
+                    await matchmaking.from_settings().cancel(current)
+        await self.send_json({"type": "paired", "game": message["game"], "url": message["url"],
+                              "color": message["color"]})
+
+    async def lobby_failed(self, message):
+        """Channel message ``lobby.failed``: the pairing was made but its game could not be created."""
+        async with self.lock:
+            if self.seek is None or self.seek.id != message["seek"]:
+                return
+            self.seek, self.cancelling = None, False
+        await self.send_json(error("pairing_failed", "An opponent was found but the game could not be created; "
+                                                     "please try again."))
+
+    async def lobby_count(self, message):
+        """Group message ``lobby.count`` (``pool``, ``waiting``): forward the pool's count."""
+        await self.send_json({"type": "pool", "pool": message["pool"], "waiting": message["waiting"]})

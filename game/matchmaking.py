@@ -1,0 +1,367 @@
+"""The seek pools in Redis: the atomic part of matchmaking.
+
+The decision of who meets whom is :func:`game.pairing.pair_seeks`, a pure
+function.  This module only keeps the pools in Redis, shared by every server
+process, and makes each change with one Lua script, so that under any
+interleaving of any number of processes:
+
+- a seek is paired at most once, and never with a seek of the same player
+  (the claim script checks both again, whatever the decision proposed);
+- a cancelled seek is never paired once :meth:`Matchmaker.cancel` has returned;
+- a seek that is not refreshed lives ``seek_ttl_s`` seconds at most (the
+  socket holding it refreshes it every few seconds; when its server process
+  dies the refreshes stop): every script first purges the expired seeks, and
+  none of them counts or pairs a seek past its deadline.
+
+Keys, for a key prefix ``P`` and a pool ``p`` (the ``{P:p}`` hash tag keeps a
+pool's keys together on one Redis Cluster node; every key a script touches is
+passed in ``KEYS``)::
+
+    {P:p}:queue     ZSET  seek id -> arrival time, µs on the Redis clock (oldest first)
+    {P:p}:deadline  ZSET  seek id -> expiry, ms on the Redis clock (alive while in the future)
+    {P:p}:seeks     HASH  seek id -> the seek as JSON (Seek.to_json)
+    {P:p}:claimed   ZSET  seek id -> ms until which a paired seek is remembered as "claimed"
+    {P:p}:claims    HASH  seek id -> token of the claim that took it (makes a retried claim idempotent)
+
+Times come from the Redis server's clock (``TIME``), so the processes' clocks
+do not matter.  Every Redis failure (refused connection, timeout, script
+error) is raised as :class:`MatchmakingUnavailable`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import uuid
+import weakref
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.exceptions import RedisError
+
+from game.pairing import Pairing, Seek, is_pool_id, pair_seeks
+
+log = logging.getLogger(__name__)
+
+#: Seeks read by one pairing round, oldest first (a bound on the work of one script call).
+SNAPSHOT_LIMIT = 500
+#: Pairing rounds one :meth:`Matchmaker.settle` call makes at most (each lost race costs one).
+SETTLE_ROUNDS = 25
+
+
+class MatchmakingUnavailable(Exception):
+    """Redis could not be reached or refused the command; nothing is known to have changed."""
+
+
+@dataclass(frozen=True)
+class SeekStatus:
+    """Where a seek stands, as told by :meth:`Matchmaker.refresh` and :meth:`Matchmaker.cancel`.
+
+    ``state``: ``"waiting"`` (in the pool), ``"removed"`` (cancel took it out),
+    ``"claimed"`` (paired: the news is on its way to its socket) or ``"gone"``
+    (expired, or never there).  ``waiting``: how many seeks wait in the pool
+    afterwards.
+    """
+
+    state: str
+    waiting: int
+
+
+_LIB = """
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function now_us()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+local function drop(id)
+  redis.call('ZREM', KEYS[1], id)
+  redis.call('ZREM', KEYS[2], id)
+  redis.call('HDEL', KEYS[3], id)
+end
+-- Remove every seek whose deadline has passed, and forget old claims.
+local function purge(now)
+  local dead = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
+  for _, id in ipairs(dead) do drop(id) end
+  local old = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)
+  for _, id in ipairs(old) do redis.call('HDEL', KEYS[5], id) end
+  if #old > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now) end
+end
+local function alive(id, now)
+  local deadline = redis.call('ZSCORE', KEYS[2], id)
+  return deadline and tonumber(deadline) > now
+end
+local function state_of(id, now)
+  if alive(id, now) then return 'waiting' end
+  if redis.call('ZSCORE', KEYS[4], id) then return 'claimed' end
+  return 'gone'
+end
+"""
+
+# ARGV: id, seek JSON, ttl ms.  Returns {waiting count, arrival µs}.
+_ADD = _LIB + """
+local now = now_ms()
+purge(now)
+redis.call('ZADD', KEYS[1], 'NX', now_us(), ARGV[1])
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('HDEL', KEYS[5], ARGV[1])
+return {redis.call('ZCARD', KEYS[2]), tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]))}
+"""
+
+# ARGV: id.  Returns {state before, waiting count}; a waiting seek is removed.
+_CANCEL = _LIB + """
+local now = now_ms()
+purge(now)
+local state = state_of(ARGV[1], now)
+if state == 'waiting' then
+  drop(ARGV[1])
+  state = 'removed'
+end
+return {state, redis.call('ZCARD', KEYS[2])}
+"""
+
+# ARGV: id, ttl ms.  Returns {state, waiting count}; a waiting seek lives ttl ms more.
+_REFRESH = _LIB + """
+local now = now_ms()
+purge(now)
+local state = state_of(ARGV[1], now)
+if state == 'waiting' then
+  redis.call('ZADD', KEYS[2], 'XX', now + tonumber(ARGV[2]), ARGV[1])
+end
+return {state, redis.call('ZCARD', KEYS[2])}
+"""
+
+# No ARGV.  Returns the waiting count.
+_COUNT = _LIB + """
+purge(now_ms())
+return redis.call('ZCARD', KEYS[2])
+"""
+
+# ARGV: limit.  Returns {id, arrival µs, JSON, ...} for the oldest waiting seeks.
+_SNAPSHOT = _LIB + """
+purge(now_ms())
+local ids = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1, 'WITHSCORES')
+local out = {}
+for i = 1, #ids, 2 do
+  local json = redis.call('HGET', KEYS[3], ids[i])
+  if json then
+    table.insert(out, ids[i])
+    table.insert(out, ids[i + 1])
+    table.insert(out, json)
+  else
+    drop(ids[i])
+  end
+end
+return out
+"""
+
+# ARGV: claim token, claimed ttl ms, then seek ids two by two (black, white).
+# Takes each pair whose two seeks are both still waiting and belong to different
+# players; a pair already taken by this same token (a retried call) counts as taken.
+# Returns {waiting count, numbers (1-based) of the pairs taken...}.
+_CLAIM = _LIB + """
+local now = now_ms()
+purge(now)
+local token, keep = ARGV[1], tonumber(ARGV[2])
+local out = {0}
+for i = 3, #ARGV - 1, 2 do
+  local a, b = ARGV[i], ARGV[i + 1]
+  if a ~= b then
+    if alive(a, now) and alive(b, now) then
+      local sa = cjson.decode(redis.call('HGET', KEYS[3], a))
+      local sb = cjson.decode(redis.call('HGET', KEYS[3], b))
+      if sa.player ~= sb.player then
+        drop(a)
+        drop(b)
+        redis.call('ZADD', KEYS[4], now + keep, a, now + keep, b)
+        redis.call('HSET', KEYS[5], a, token, b, token)
+        table.insert(out, (i - 1) / 2)
+      end
+    elseif redis.call('HGET', KEYS[5], a) == token and redis.call('HGET', KEYS[5], b) == token then
+      table.insert(out, (i - 1) / 2)
+    end
+  end
+end
+out[1] = redis.call('ZCARD', KEYS[2])
+return out
+"""
+
+
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class Matchmaker:
+    """The seek pools of one key prefix in one Redis, seen from one server process.
+
+    ``client``: a ``redis.asyncio.Redis``; ``prefix``: the key prefix (tests use
+    one per test); ``seek_ttl_s``: seconds a seek lives without a refresh;
+    ``claimed_ttl_s``: seconds a paired seek is remembered as claimed (a socket
+    whose news of the pairing was lost seeks again after that).  Every method
+    raises :class:`MatchmakingUnavailable` when Redis fails, and ``ValueError``
+    for a malformed pool id.
+    """
+
+    def __init__(self, client: aioredis.Redis, prefix: str = "mm", seek_ttl_s: float = 10.0,
+                 claimed_ttl_s: float = 30.0):
+        if seek_ttl_s <= 0 or claimed_ttl_s <= 0:
+            raise ValueError("time-to-live values must be positive")
+        self.client = client
+        self.prefix = prefix
+        self.seek_ttl_ms = max(1, round(seek_ttl_s * 1000))
+        self.claimed_ttl_ms = max(1, round(claimed_ttl_s * 1000))
+        self._add = client.register_script(_ADD)
+        self._cancel = client.register_script(_CANCEL)
+        self._refresh = client.register_script(_REFRESH)
+        self._count = client.register_script(_COUNT)
+        self._snapshot = client.register_script(_SNAPSHOT)
+        self._claim = client.register_script(_CLAIM)
+
+    @classmethod
+    def from_url(cls, url: str, **options) -> Matchmaker:
+        """A matchmaker with its own connection pool to the Redis at ``url`` (``redis://host:port/db``).
+
+        Connecting and reading time out after a few seconds and a failed
+        command is retried twice at most, so an unreachable Redis is reported
+        within seconds.  ``options`` go to :class:`Matchmaker`.
+        """
+        client = aioredis.Redis.from_url(
+            url, socket_connect_timeout=2, socket_timeout=3, health_check_interval=15,
+            retry=Retry(ExponentialWithJitterBackoff(base=0.01, cap=0.25), 2),
+        )
+        return cls(client, **options)
+
+    async def close(self) -> None:
+        """Close the connections of this matchmaker's client."""
+        await self.client.aclose()
+
+    def keys(self, pool: str) -> list[str]:
+        """The five Redis keys of ``pool``: queue, deadline, seeks, claimed, claims (see the module)."""
+        if not is_pool_id(pool):
+            raise ValueError(f"malformed pool id {pool!r}")
+        tag = f"{{{self.prefix}:{pool}}}"
+        return [f"{tag}:queue", f"{tag}:deadline", f"{tag}:seeks", f"{tag}:claimed", f"{tag}:claims"]
+
+    async def _run(self, script, pool: str, args: Sequence = ()):
+        keys = self.keys(pool)
+        try:
+            return await script(keys=keys, args=list(args))
+        except (RedisError, OSError, asyncio.TimeoutError) as exc:
+            raise MatchmakingUnavailable(f"{type(exc).__name__}: {exc}") from exc
+
+    async def add(self, seek: Seek) -> tuple[Seek, int]:
+        """Put ``seek`` into its pool (again, if it was there: its arrival time is kept).
+
+        Returns the seek with ``since`` set to its arrival time, and how many
+        seeks now wait in the pool.  The seek lives ``seek_ttl_s`` seconds
+        unless :meth:`refresh` is called.
+        """
+        waiting, since = await self._run(self._add, seek.pool, [seek.id, seek.to_json(), self.seek_ttl_ms])
+        return replace(seek, since=int(since)), int(waiting)
+
+    async def cancel(self, seek: Seek) -> SeekStatus:
+        """Take ``seek`` out of its pool.  Once this returns ``removed`` or ``gone`` it is never paired.
+
+        ``claimed`` means it was paired before the cancel arrived: the news of
+        the game is on its way to the seek's socket.
+        """
+        state, waiting = await self._run(self._cancel, seek.pool, [seek.id])
+        return SeekStatus(_text(state), int(waiting))
+
+    async def refresh(self, seek: Seek) -> SeekStatus:
+        """Give a waiting ``seek`` ``seek_ttl_s`` more seconds; report its state (see :class:`SeekStatus`)."""
+        state, waiting = await self._run(self._refresh, seek.pool, [seek.id, self.seek_ttl_ms])
+        return SeekStatus(_text(state), int(waiting))
+
+    async def waiting(self, pool: str) -> int:
+        """How many live seeks wait in ``pool``."""
+        return int(await self._run(self._count, pool))
+
+    async def snapshot(self, pool: str, limit: int = SNAPSHOT_LIMIT) -> list[Seek]:
+        """The live seeks of ``pool``, oldest first, at most ``limit`` of them."""
+        flat = await self._run(self._snapshot, pool, [limit])
+        seeks = []
+        for i in range(0, len(flat), 3):
+            try:
+                seeks.append(Seek.from_json(_text(flat[i + 2]), since=int(float(_text(flat[i + 1])))))
+            except (ValueError, KeyError, TypeError):
+                log.warning("matchmaking: skipping an unreadable seek %r", flat[i])
+        return seeks
+
+    async def claim(self, pool: str, pairings: Iterable[Pairing]) -> tuple[list[Pairing], int]:
+        """Atomically take the ``pairings`` whose two seeks are both still waiting; drop the others.
+
+        A pairing of two seeks of one player is never taken, whoever proposed
+        it.  Returns the pairings taken (in the given order) and how many seeks
+        wait in the pool afterwards.  Safe to retry: a claim that Redis ran
+        but whose answer was lost is recognised by its token.
+        """
+        pairings = list(pairings)
+        if not pairings:
+            return [], await self.waiting(pool)
+        args: list = [uuid.uuid4().hex, self.claimed_ttl_ms]
+        for pairing in pairings:
+            args += [pairing.black.id, pairing.white.id]
+        reply = await self._run(self._claim, pool, args)
+        return [pairings[int(n) - 1] for n in reply[1:]], int(reply[0])
+
+    async def settle(self, pool: str, rng: random.Random) -> tuple[list[Pairing], int]:
+        """Pair whatever can be paired in ``pool`` now: read it, decide, claim; again while races were lost.
+
+        Returns the pairings this call took (its caller creates the games and
+        tells the players) and how many seeks wait afterwards.  A pairing
+        proposed here but taken by another process meanwhile is simply not
+        returned; each lost race means another process made progress, and the
+        round count is bounded by :data:`SETTLE_ROUNDS`.
+        """
+        taken: list[Pairing] = []
+        waiting = None
+        for _ in range(SETTLE_ROUNDS):
+            proposal = pair_seeks(await self.snapshot(pool), rng)
+            if not proposal:
+                break
+            won, waiting = await self.claim(pool, proposal)
+            taken += won
+            if len(won) == len(proposal):
+                break
+        if waiting is None:
+            waiting = await self.waiting(pool)
+        return taken, waiting
+
+
+# One matchmaker per event loop and configuration: a redis.asyncio client belongs to the loop
+# that opened its connections.
+_per_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def from_settings() -> Matchmaker:
+    """The matchmaker configured by Django settings, shared by the sockets of this event loop.
+
+    Settings: ``MATCHMAKING_REDIS_URL``, ``MATCHMAKING_PREFIX``,
+    ``MATCHMAKING_SEEK_TTL`` (seconds).  Read at each call, so a test may
+    change them.  Must be called from a running event loop.
+    """
+    from django.conf import settings
+
+    key = (settings.MATCHMAKING_REDIS_URL, settings.MATCHMAKING_PREFIX, float(settings.MATCHMAKING_SEEK_TTL))
+    instances = _per_loop.setdefault(asyncio.get_running_loop(), {})
+    matchmaker = instances.get(key)
+    if matchmaker is None:
+        url, prefix, ttl = key
+        matchmaker = instances[key] = Matchmaker.from_url(url, prefix=prefix, seek_ttl_s=ttl)
+    return matchmaker
+
+
+async def close_all() -> None:
+    """Close the matchmakers of the running event loop (tests call this before their loop ends)."""
+    instances = _per_loop.pop(asyncio.get_running_loop(), {})
+    for matchmaker in instances.values():
+        await matchmaker.close()
