@@ -2,7 +2,7 @@
 // events in version order, offers only the moves in state.legal, and never
 // shows a move before the server's `move` event.
 
-import { parseFen, opposite, BLACK, WHITE } from './fen.js';
+import { parseFen, opposite, colorName, BLACK, WHITE } from './fen.js';
 import { matching, movePath } from './notation.js';
 
 const FLASH_MS = 4000;
@@ -42,6 +42,7 @@ export class Ctrl {
     this.moves = [];
     this.you = config.you || null;
     this.position = { turn: BLACK, pieces: new Map() };
+    this.audience = null; // {spectators, online: {B, W}} once the server tells
 
     // Local state.
     this.connection = 'connecting';
@@ -163,6 +164,44 @@ export class Ctrl {
     this.setState(msg.state);
     this.resetSelection();
     this.redraw();
+  }
+
+  /** A draw offer or answer, resignation, abort or rematch step (versioned, carries the new state). */
+  onUpdate(msg) {
+    if (!this.accept(msg)) return;
+    this.v = msg.v;
+    this.setState(msg.state);
+    if (this.isOver || msg.what === 'aborted' || msg.what === 'resigned') this.resetSelection();
+    const text = this.describeUpdate(msg.what, msg.by);
+    if (text) this.showFlash(text, 'info');
+    else this.redraw();
+  }
+
+  /** Who is watching: {spectators, online: {B, W}} (unversioned: applied as it comes). */
+  onAudience(msg) {
+    this.audience = {
+      spectators: Number(msg.spectators) || 0,
+      online: msg.online && typeof msg.online === 'object' ? msg.online : {},
+    };
+    this.redraw();
+  }
+
+  describeUpdate(what, by) {
+    const who = by ? (by === this.you ? 'You' : this.seatName(by) || colorName(by)) : 'Someone';
+    switch (what) {
+      case 'draw_offered':
+        return by === this.you ? 'You offered a draw.' : `${who} offers a draw.`;
+      case 'draw_declined':
+        return by === this.you ? 'You declined the draw offer.' : `${who} declined the draw offer.`;
+      case 'rematch_offered':
+        return by === this.you ? 'You proposed a rematch.' : `${who} proposes a rematch.`;
+      case 'rematch_declined':
+        return by === this.you ? 'You declined the rematch.' : `${who} declined the rematch.`;
+      case 'rematch_started':
+        return 'The rematch has started.';
+      default:
+        return ''; // draw_accepted, resigned, aborted: the result banner says it
+    }
   }
 
   onError(msg) {

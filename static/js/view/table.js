@@ -27,6 +27,7 @@ export class TableView {
     this.renderStatus();
     this.renderResult();
     this.renderConnection();
+    this.renderAudience();
     this.renderMoves();
     this.renderPanels();
     if (this.els.numbersToggle) this.els.numbersToggle.checked = ctrl.showNumbers;
@@ -54,7 +55,8 @@ export class TableView {
     const isYou = ctrl.you === color;
     const toMove = !!(ctrl.state && ctrl.state.status === 'active' && ctrl.state.turn === color);
     const won = !!(ctrl.state && ctrl.isOver && ctrl.state.winner === color);
-    const key = JSON.stringify([color, name, isYou, toMove, won, !!ctrl.state]);
+    const online = ctrl.audience && ctrl.audience.online ? ctrl.audience.online[color] : undefined;
+    const key = JSON.stringify([color, name, isYou, toMove, won, !!ctrl.state, online]);
     if (node.dataset.key === key) return;
     node.dataset.key = key;
     node.dataset.color = color === BLACK ? 'black' : 'white';
@@ -72,6 +74,13 @@ export class TableView {
     side.className = 'player-color';
     side.textContent = colorName(color);
     node.append(marker, who, side);
+    if (name && online !== undefined) {
+      const presence = document.createElement('span');
+      presence.className = `presence ${online ? 'online' : 'away'}`;
+      presence.title = online ? 'On the page' : 'Not on the page';
+      presence.setAttribute('aria-label', presence.title);
+      node.append(presence);
+    }
     if (isYou) {
       const you = document.createElement('span');
       you.className = 'tag you';
@@ -125,6 +134,13 @@ export class TableView {
       if (ctrl.you) return 'The game starts as soon as your friend joins.';
       return 'A seat is free: join to play, or stay and watch.';
     }
+    const offerer = (seat) => (seat === ctrl.you ? 'You' : ctrl.seatName(seat) || colorName(seat));
+    if (s.status === 'active' && s.draw_offer) {
+      return s.draw_offer === ctrl.you ? 'You offered a draw.' : `${offerer(s.draw_offer)} offers a draw.`;
+    }
+    if (ctrl.isOver && s.rematch_offer && !s.next_game) {
+      return s.rematch_offer === ctrl.you ? 'You proposed a rematch.' : `${offerer(s.rematch_offer)} proposes a rematch.`;
+    }
     if (s.status === 'active') {
       const left = 80 - (s.no_progress || 0);
       if (s.no_progress >= 40 && left > 0) {
@@ -158,7 +174,7 @@ export class TableView {
       node.dataset.key = '';
       return;
     }
-    const key = JSON.stringify([s.status, s.winner, s.result, s.reason]);
+    const key = JSON.stringify([s.status, s.winner, s.result, s.reason, s.next_game || null]);
     node.hidden = false;
     if (node.dataset.key === key) return;
     node.dataset.key = key;
@@ -190,6 +206,14 @@ export class TableView {
       node.append(you);
     }
     node.append(reason, score);
+    if (s.next_game) {
+      const link = document.createElement('a');
+      link.id = 'rematch-link';
+      link.className = 'button primary';
+      link.href = `/g/${encodeURIComponent(s.next_game)}/`;
+      link.textContent = 'Go to the rematch';
+      node.append(link);
+    }
   }
 
   renderConnection() {
@@ -203,6 +227,15 @@ export class TableView {
       label = ctrl.connectionDetail === 'no_such_game' ? 'This game does not exist.' : 'Connection lost. Reconnecting…';
     text(node, label);
     node.hidden = ctrl.connection === 'open';
+  }
+
+  renderAudience() {
+    const node = this.els.audience;
+    if (!node) return;
+    const a = this.ctrl.audience;
+    const n = a ? a.spectators : 0;
+    text(node, n ? `${n} ${n === 1 ? 'spectator' : 'spectators'} watching` : '');
+    node.hidden = !n;
   }
 
   renderMoves() {
