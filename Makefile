@@ -23,7 +23,7 @@ redis: install
 
 migrate: install
 	mkdir -p var
-	$(PY) manage.py migrate --noinput
+	DJANGO_DEBUG=$${DJANGO_DEBUG:-1} $(PY) manage.py migrate --noinput
 
 run: install redis migrate
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-1} $(VENV)/bin/daphne -b $(HOST) -p $(PORT) checkers_site.asgi:application

@@ -136,7 +136,7 @@ STORAGES = {
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
         if DEBUG
-        else "whitenoise.storage.CompressedManifestStaticFilesStorage",
+        else "checkers_site.storage.StaticStorage",
     },
 }
 WHITENOISE_USE_FINDERS = DEBUG

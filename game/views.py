@@ -40,42 +40,47 @@ def home(request):
     return render(request, "home.html", {"form": form, "live_games": services.live_games()})
 
 
+def _game_or_404(game_id: str) -> Game:
+    try:
+        return Game.objects.get(pk=game_id)
+    except Game.DoesNotExist:
+        raise Http404("No such game") from None
+
+
+def _render_game(request, game: Game, join_form: JoinForm | None = None, status: int = 200):
+    pid = player_id(request)
+    seat = game.seat_of(pid)
+    if join_form is None and seat is None and game.status == Game.Status.WAITING:
+        join_form = JoinForm(initial={"name": request.session.get("name", "")})
+    config = {"gameId": game.id, "wsPath": f"/ws/game/{game.id}/", "you": seat}
+    return render(request, "game.html", {
+        "game": game, "seat": seat, "join_form": join_form, "config": config,
+        "invite_url": request.build_absolute_uri(f"/g/{game.id}/"),
+    }, status=status)
+
+
 @require_GET
 def game_page(request, game_id):
     """The game page: board, players, move list; a join form while a seat is free."""
-    try:
-        game = Game.objects.get(pk=game_id)
-    except Game.DoesNotExist:
-        raise Http404("No such game") from None
-    pid = player_id(request)
-    seat = game.seat_of(pid)
-    join_form = None
-    if seat is None and game.status == Game.Status.WAITING:
-        join_form = JoinForm(initial={"name": request.session.get("name", "")})
-    config = {
-        "gameId": game.id,
-        "wsPath": f"/ws/game/{game.id}/",
-        "you": seat,
-    }
-    return render(request, "game.html", {
-        "game": game, "seat": seat, "join_form": join_form, "config": config,
-        "invite_url": request.build_absolute_uri(request.path),
-    })
+    return _render_game(request, _game_or_404(game_id))
 
 
 @require_POST
 def join(request, game_id):
-    """Take the free seat of a waiting game, then show the game page."""
+    """Take the free seat of a waiting game, then show the game page.
+
+    An invalid name shows the page again with the form's errors (status 400);
+    a game whose seats are taken meanwhile simply shows the game to watch.
+    """
+    game = _game_or_404(game_id)
     form = JoinForm(request.POST)
     if not form.is_valid():
-        return redirect("game", game_id=game_id)
+        return _render_game(request, game, join_form=form, status=400)
     name = form.cleaned_data["name"]
     request.session["name"] = name
     try:
         outcome = services.join_game(game_id, player_id(request), name)
-    except services.ActionError as exc:
-        if exc.code == "no_such_game":
-            raise Http404("No such game") from None
+    except services.ActionError:
         return redirect("game", game_id=game_id)
     publish_sync(game_id, outcome.events)
     return redirect("game", game_id=game_id)

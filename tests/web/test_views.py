@@ -142,3 +142,14 @@ def test_live_games_lists_active_games_only():
     assert data == {"games": [{"id": active.id, "black": "alice", "white": "bob", "ply": 0,
                                "spectators": 0}]}
     assert Client().get("/g/nosuchgame.pdn").status_code == 404
+
+
+def test_join_with_blank_name_shows_errors_and_keeps_seat_free():
+    alice, bob = Client(), Client()
+    game = create(alice)
+    response = bob.post(f"/g/{game.id}/join", {"name": "   "})
+    assert response.status_code == 400
+    assert b"This field is required." in response.content
+    assert b'id="join-game"' in response.content
+    game.refresh_from_db()
+    assert (game.white_player, game.status) == ("", "waiting")
