@@ -116,6 +116,9 @@ MATCHMAKING_PREFIX = env("MATCHMAKING_PREFIX", default="mm")
 MATCHMAKING_SEEK_TTL = env.float("MATCHMAKING_SEEK_TTL", default=10.0)
 MATCHMAKING_HEARTBEAT = env.float("MATCHMAKING_HEARTBEAT", default=3.0)
 
+#: Messages one game socket may send (limits' notation); more are refused with ``rate_limited``.
+GAME_SOCKET_RATE_LIMIT = env("GAME_SOCKET_RATE_LIMIT", default="30/second;600/minute")
+
 SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 365
 SESSION_COOKIE_HTTPONLY = True

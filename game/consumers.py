@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import logging
 
+import limits
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
+from limits.aio.storage import MemoryStorage
+from limits.aio.strategies import MovingWindowRateLimiter
 
 from game import presence, services
 from game.broadcast import group_name, publish
@@ -42,6 +46,11 @@ ACTION_SERVICES = {
 
 #: Close code sent when the game in the URL does not exist.
 CLOSE_NO_SUCH_GAME = 4404
+
+#: Messages one socket may send (``GAME_SOCKET_RATE_LIMIT``, default 30 a second and 600 a minute);
+#: past that each message is dropped with a ``rate_limited`` error.
+RATE_LIMITS = limits.parse_many(settings.GAME_SOCKET_RATE_LIMIT)
+_limiter = MovingWindowRateLimiter(MemoryStorage())
 
 
 class GameConsumer(AsyncJsonWebsocketConsumer):
@@ -74,6 +83,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             self.group, {"type": "game.event", "event": {"type": "audience", **audience}})
 
     async def receive(self, text_data=None, bytes_data=None, **kwargs):
+        if not await self.within_rate_limit():
+            return
         try:
             message = parse_client_message(decode_frame(text_data, bytes_data))
         except ProtocolError as exc:
@@ -85,6 +96,16 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json(exc.as_event())
             if exc.code in ("stale", "bad_version"):
                 await self.send_snapshot()
+
+    async def within_rate_limit(self) -> bool:
+        """Count one message of this socket; False (after telling the client, at most once a second) when over."""
+        allowed = True
+        for item in RATE_LIMITS:
+            allowed = await _limiter.hit(item, "game-socket", self.channel_name) and allowed
+        if not allowed and await _limiter.hit(limits.parse("1/second"), "rate-notice", self.channel_name):
+            await self.send_json({"type": "error", "code": "rate_limited",
+                                  "message": "Too many messages; slow down."})
+        return allowed
 
     async def handle(self, message):
         """Carry out one parsed client message."""

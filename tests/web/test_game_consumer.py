@@ -251,3 +251,21 @@ async def test_two_tabs_racing_for_one_ply_land_once(alice, bob):
     assert await database_sync_to_async(game.move_set.count)() == 1
     for comm in (a1, a2):
         await comm.disconnect()
+
+
+async def test_flood_is_rate_limited_then_recovers(alice, bob):
+    game_id = await start_game(alice, bob)
+    a, snap = await alice.connect(game_id)
+    before = await database_sync_to_async(stored)(game_id)
+    for _ in range(60):
+        await a.send_json_to({"type": "move", "move": "11-15", "v": snap["v"] + 99})
+    received = await drain(a, quiet_s=0.5)
+    codes = [m.get("code") for m in received if m["type"] == "error"]
+    assert codes.count("bad_version") <= 30
+    assert "rate_limited" in codes
+    assert codes.count("rate_limited") <= 2
+    assert await database_sync_to_async(stored)(game_id) == before
+    await asyncio.sleep(1.1)
+    await a.send_json_to({"type": "move", "move": "11-15", "v": snap["v"]})
+    assert (await recv(a))["move"] == "11-15"
+    await a.disconnect()
