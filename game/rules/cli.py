@@ -1,0 +1,131 @@
+"""Command line: ``python -m game.rules perft DEPTH [--fen FEN] [--divide]`` and ``replay FILE.pdn ...``.
+
+``replay`` reads every game of each PDN file, plays it through
+:class:`~game.rules.Game`, lists each rejected game (number, tags, ply, move
+text, position FEN, reason) and ends with ``N games, M replayed, K rejected``.
+Exit status: 0 when nothing was rejected, 1 when a game was, 2 when a file
+could not be read (or the arguments were wrong).
+"""
+
+import argparse
+import sys
+import time
+
+from .counting import divide, perft
+from .errors import RulesError
+from .game import Game
+from .pdn import GAME_TYPE, read_games
+from .position import Position
+
+__all__ = ["main", "replay_game"]
+
+_SHOWN_TAGS = ("Event", "Date", "Black", "White", "Result")
+
+
+def replay_game(pdn_game):
+    """Replay one :class:`~game.rules.PdnGame`.
+
+    Returns None when every move plays, else a dict with ``ply`` (1-based ply
+    of the failing move, 0 for the set-up), ``move`` (its text), ``fen`` (the
+    position it was played in) and ``reason`` (error class and message).
+    """
+    game_type = pdn_game.tags.get("GameType")
+    if game_type is not None and game_type.split(",")[0].strip() not in ("", GAME_TYPE):
+        return {"ply": 0, "move": "", "fen": "", "reason": f"GameType {game_type!r} is not English draughts (21)"}
+    try:
+        game = Game(Position.from_fen(pdn_game.start_fen) if pdn_game.start_fen else None)
+    except RulesError as exc:
+        return {"ply": 0, "move": "", "fen": pdn_game.start_fen or "",
+                "reason": f"{type(exc).__name__}: bad FEN tag: {exc}"}
+    for text in pdn_game.moves:
+        before = game.position
+        try:
+            game.play(text)
+        except RulesError as exc:
+            return {"ply": game.ply + 1, "move": text, "fen": before.fen(), "reason": f"{type(exc).__name__}: {exc}"}
+    return None
+
+
+def _describe(pdn_game):
+    shown = [f'{name} "{pdn_game.tags[name]}"' for name in _SHOWN_TAGS if name in pdn_game.tags]
+    return ", ".join(shown) or "no tags"
+
+
+def _replay(paths, out, err):
+    games = replayed = rejected = 0
+    unreadable = False
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8-sig", errors="strict", newline="") as handle:
+                records = list(read_games(handle))
+        except UnicodeDecodeError:
+            try:
+                with open(path, encoding="latin-1", newline="") as handle:
+                    records = list(read_games(handle))
+            except OSError as exc:
+                print(f"{path}: cannot read: {exc.strerror or exc}", file=err)
+                unreadable = True
+                continue
+        except OSError as exc:
+            print(f"{path}: cannot read: {exc.strerror or exc}", file=err)
+            unreadable = True
+            continue
+        for record in records:
+            games += 1
+            failure = replay_game(record)
+            if failure is None:
+                replayed += 1
+                continue
+            rejected += 1
+            move_number = (failure["ply"] + 1) // 2
+            print(f"{path}: game {record.number} (line {record.line}; {_describe(record)}) rejected "
+                  f"at ply {failure['ply']} (move {move_number}) {failure['move']!r} "
+                  f"in {failure['fen'] or '-'}: {failure['reason']}", file=out)
+    print(f"{games} games, {replayed} replayed, {rejected} rejected", file=out)
+    if unreadable:
+        return 2
+    return 1 if rejected else 0
+
+
+def _perft(depth, fen, show_divide, out):
+    position = Position.from_fen(fen) if fen else Position.initial()
+    started = time.perf_counter()
+    if show_divide:
+        total = 0
+        for move, count in divide(position, depth):
+            print(f"{move} {count}", file=out)
+            total += count
+    else:
+        total = perft(position, depth)
+    elapsed = time.perf_counter() - started
+    rate = total / elapsed if elapsed > 0 else float("inf")
+    print(f"perft({depth}) = {total}  ({elapsed:.3f} s, {rate:,.0f} leaves/s)", file=out)
+    return 0
+
+
+def main(argv=None, out=None, err=None):
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    parser = argparse.ArgumentParser(prog="python -m game.rules", description="American checkers rules tools.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    p = commands.add_parser("perft", help="count leaf positions of all move sequences of DEPTH plies")
+    p.add_argument("depth", type=int)
+    p.add_argument("--fen", help="start from this PDN FEN (default: the start position)")
+    p.add_argument("--divide", action="store_true", help="show the count after each first move")
+    r = commands.add_parser("replay", help="replay every game of PDN files through the rules")
+    r.add_argument("files", nargs="+")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    if args.command == "perft":
+        if args.depth < 0:
+            print("depth must be at least 0", file=err)
+            return 2
+        try:
+            return _perft(args.depth, args.fen, args.divide, out)
+        except RulesError as exc:
+            print(f"bad --fen: {exc}", file=err)
+            return 2
+    return _replay(args.files, out, err)

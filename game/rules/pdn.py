@@ -1,0 +1,279 @@
+"""Reading and writing game files in PDN 3.0 (Portable Draughts Notation).
+
+The reader takes an open text handle and yields :class:`PdnGame` records with
+the tags and the main line's move tokens; replaying the moves is left to
+:class:`~game.rules.Game`. The writer produces standard PDN for English
+draughts (``GameType "21"``).
+"""
+
+import dataclasses
+import re
+
+from .position import INITIAL_FEN, Color
+
+__all__ = ["PdnGame", "read_games", "game_to_pdn", "write_game", "RESULTS", "GAME_TYPE"]
+
+#: PDN result tokens (``2-0``/``1-1``/``0-2``/``0-0`` are the two-point forms some files use).
+RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "*", "2-0", "0-2", "1-1", "0-0"})
+#: PDN GameType of English draughts.
+GAME_TYPE = "21"
+
+_TAG = re.compile(r'\[\s*([^\s"\[\]]+)\s*"((?:[^"\\\n]|\\.)*)"\s*\]')
+_TOKEN = re.compile(r'[^\s\[\]{}();]+')
+_MOVE_NUMBER = re.compile(r"\d+\.+")
+_ANNOTATION = re.compile(r"[!?]+\Z")
+
+
+@dataclasses.dataclass
+class PdnGame:
+    """One game read from a PDN file.
+
+    - ``number``: position of the game in the file, from 1.
+    - ``tags``: dict of tag name to value, in file order.
+    - ``moves``: the main line's move tokens as written (``'11-15'``,
+      ``'27x11'``), without move numbers, comments, variations or NAGs.
+    - ``result``: the result token ending the move text (``'1-0'``, ``'0-1'``,
+      ``'1/2-1/2'``, ``'*'``...), else the Result tag, else None.
+    - ``start_fen``: the FEN tag's value (trailing dot removed), or None.
+    - ``line``: the line number (from 1) where the game starts.
+    """
+
+    number: int
+    tags: dict
+    moves: list
+    result: str | None = None
+    start_fen: str | None = None
+    line: int = 1
+
+
+def _unescape(value):
+    return re.sub(r"\\(.)", r"\1", value)
+
+
+class _Builder:
+    def __init__(self, number, line):
+        self.number = number
+        self.line = line
+        self.tags = {}
+        self.moves = []
+        self.result = None
+        self.has_text = False
+
+    def build(self):
+        fen = self.tags.get("FEN")
+        if fen is not None:
+            fen = fen.strip().strip('"').strip()
+            if fen.endswith("."):
+                fen = fen[:-1].rstrip()
+            fen = fen or None
+        result = self.result if self.result is not None else self.tags.get("Result")
+        return PdnGame(self.number, self.tags, self.moves, result, fen, self.line)
+
+
+def _skip_variation(text, pos):
+    """Return the index just past the variation opening at ``text[pos] == '('``, nesting included."""
+    depth = 0
+    n = len(text)
+    while pos < n:
+        c = text[pos]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return pos + 1
+        elif c == "{":
+            end = text.find("}", pos + 1)
+            pos = n if end < 0 else end
+        elif c == ";":
+            end = text.find("\n", pos + 1)
+            pos = n if end < 0 else end
+        pos += 1
+    return n
+
+
+def read_games(handle):
+    """Yield each game of a PDN file as a :class:`PdnGame`.
+
+    ``handle`` is an open text file (binary handles are decoded as UTF-8, or
+    Latin-1 when that fails). Copes with a byte-order mark, CRLF or CR line
+    ends, tags with escaped quotes, move numbers (``1.``, ``1...``, ``1. ...``),
+    ``{comments}``, ``;`` line comments, ``%`` escape lines, nested
+    ``(variations)`` (skipped), NAGs (``$1``), ``!``/``?`` annotations, and
+    result tokens. A new game starts at a tag after move text, or at a move
+    after a result. Nothing is validated against the rules here.
+
+    >>> import io
+    >>> text = '[Event "x"]\\n[FEN "W:W18:B14."]\\n1... 18x9 {only move} 1-0\\n'
+    >>> game = next(read_games(io.StringIO(text)))
+    >>> game.moves, game.result, game.start_fen
+    (['18x9'], '1-0', 'W:W18:B14')
+    """
+    text = handle.read()
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            text = text.decode("latin-1")
+    text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    n = len(text)
+    pos = 0
+    number = 0
+    current = None
+    ended = False
+
+    def line_of(index):
+        return text.count("\n", 0, index) + 1
+
+    while pos < n:
+        c = text[pos]
+        if c in " \t\n\f\v":
+            pos += 1
+            continue
+        if c == "[":
+            if current is not None and (current.has_text or ended):
+                yield current.build()
+                current = None
+            if current is None:
+                number += 1
+                current = _Builder(number, line_of(pos))
+                ended = False
+            match = _TAG.match(text, pos)
+            if match:
+                current.tags[match.group(1)] = _unescape(match.group(2))
+                pos = match.end()
+            else:
+                end = text.find("\n", pos)
+                pos = n if end < 0 else end
+            continue
+        if c == "{":
+            end = text.find("}", pos + 1)
+            pos = n if end < 0 else end + 1
+            continue
+        if c == ";" or (c == "%" and (pos == 0 or text[pos - 1] == "\n")):
+            end = text.find("\n", pos)
+            pos = n if end < 0 else end
+            continue
+        if c == "(":
+            pos = _skip_variation(text, pos)
+            continue
+        if c in ")]}":
+            pos += 1
+            continue
+        match = _TOKEN.match(text, pos)
+        token = match.group(0)
+        pos = match.end()
+        if token.startswith("$") and token[1:].isdigit():
+            continue
+        if token in RESULTS:
+            if current is None:
+                number += 1
+                current = _Builder(number, line_of(match.start()))
+            current.result = token
+            current.has_text = True
+            ended = True
+            continue
+        prefix = _MOVE_NUMBER.match(token)
+        if prefix:
+            token = token[prefix.end():]
+        token = _ANNOTATION.sub("", token)
+        if not token or set(token) == {"."}:
+            continue
+        if current is not None and ended:
+            yield current.build()
+            current = None
+        if current is None:
+            number += 1
+            current = _Builder(number, line_of(match.start()))
+            ended = False
+        if token in RESULTS:
+            current.result = token
+            ended = True
+        else:
+            current.moves.append(token)
+        current.has_text = True
+    if current is not None:
+        yield current.build()
+
+
+_TAG_ORDER = ("Event", "Site", "Date", "Round", "Black", "White", "Result", "GameType")
+_TAG_DEFAULTS = {"Event": "?", "Site": "?", "Date": "????.??.??", "Black": "?", "White": "?"}
+
+
+def _escape(value):
+    return str(value).replace("\\", "\\\\").replace('"', '\\"')
+
+
+def game_to_pdn(game, tags=None, width=79):
+    """The PDN text of ``game`` (a :class:`~game.rules.Game`), ending with a newline.
+
+    Tags come first: Event, Site, Date, Round (only when given), Black, White,
+    Result, GameType "21", then SetUp "1" and FEN when the game did not begin
+    at the start position, then any other tags from ``tags`` in their order.
+    Missing roster tags get ``"?"`` (Date ``"????.??.??"``). The Result is the
+    game's outcome when decided, else ``tags['Result']``, else ``'*'``.
+    Move text numbers each pair of plies, Black's move first (``1. 11-15
+    23-19``; ``1... 23-19`` when White moves first), all moves in full form,
+    lines wrapped at ``width`` characters, and ends with the result.
+
+    >>> from game.rules import Game
+    >>> print(game_to_pdn(Game.from_moves(["11-15", "23-19"]), {"Event": "Casual"}), end="")
+    [Event "Casual"]
+    [Site "?"]
+    [Date "????.??.??"]
+    [Black "?"]
+    [White "?"]
+    [Result "*"]
+    [GameType "21"]
+    <BLANKLINE>
+    1. 11-15 23-19 *
+    """
+    given = dict(tags or {})
+    if game.outcome is not None:
+        result = game.outcome.result
+    else:
+        result = given.get("Result") or "*"
+    values = dict(_TAG_DEFAULTS)
+    values.update({k: v for k, v in given.items() if k in _TAG_ORDER})
+    values["Result"] = result
+    values["GameType"] = given.get("GameType", GAME_TYPE)
+    lines = []
+    for name in _TAG_ORDER:
+        if name in values:
+            lines.append(f'[{name} "{_escape(values[name])}"]')
+    start_fen = game.start.fen()
+    if start_fen != INITIAL_FEN:
+        lines.append('[SetUp "1"]')
+        lines.append(f'[FEN "{start_fen}"]')
+    for name, value in given.items():
+        if name not in _TAG_ORDER and name not in ("SetUp", "FEN"):
+            lines.append(f'[{name} "{_escape(value)}"]')
+    lines.append("")
+    tokens = []
+    turn = game.start.turn
+    number = 1
+    for index, move in enumerate(game.moves):
+        if turn is Color.BLACK:
+            tokens.append(f"{number}.")
+        elif index == 0:
+            tokens.append(f"{number}...")
+        tokens.append(str(move))
+        if turn is Color.WHITE:
+            number += 1
+        turn = turn.opponent
+    tokens.append(result)
+    line = ""
+    for token in tokens:
+        if line and len(line) + 1 + len(token) > width:
+            lines.append(line)
+            line = token
+        else:
+            line = f"{line} {token}" if line else token
+    lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def write_game(handle, game, tags=None, width=79):
+    """Write ``game`` as PDN (see :func:`game_to_pdn`) to the open text ``handle``, then a blank line."""
+    handle.write(game_to_pdn(game, tags, width))
+    handle.write("\n")
