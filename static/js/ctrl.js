@@ -1,6 +1,8 @@
 // Game state and actions. The server is the truth: the controller applies its
 // events in version order, offers only the moves in state.legal, and never
-// shows a move before the server's `move` event.
+// shows a move before the server's `move` event. It also keeps the position
+// after every ply, so any earlier position can be viewed (replay) while the
+// game goes on.
 
 import { parseFen, opposite, colorName, BLACK, WHITE } from './fen.js';
 import { matching, movePath } from './notation.js';
@@ -9,6 +11,23 @@ const FLASH_MS = 4000;
 const SYNC_RETRY_MS = 5000;
 const PENDING_LIMIT_MS = 8000; // no answer to a move this long: ask for a snapshot
 const NUMBERS_KEY = 'checkers.showNumbers';
+const ACTION_LIMIT_MS = 6000; // an action sent without an answer this long: allow it again
+/** Plies without a capture or man move that draw the game (the forty-move rule). */
+export const NO_PROGRESS_LIMIT = 80;
+/** From this many plies on, the page warns that the forty-move rule is near. */
+export const NO_PROGRESS_WARN = 60;
+
+/** Game actions a seated player may send (docs/protocol.md, client to server). */
+export const ACTIONS = [
+  'draw_offer',
+  'draw_accept',
+  'draw_decline',
+  'resign',
+  'abort',
+  'rematch_offer',
+  'rematch_accept',
+  'rematch_decline',
+];
 
 function loadFlag(key) {
   try {
@@ -43,6 +62,8 @@ export class Ctrl {
     this.you = config.you || null;
     this.position = { turn: BLACK, pieces: new Map() };
     this.audience = null; // {spectators, online: {B, W}} once the server tells
+    this.startFen = null; // the position before ply 1
+    this.fens = []; // the position after each ply (fens[i] after ply i + 1)
 
     // Local state.
     this.connection = 'connecting';
@@ -55,6 +76,12 @@ export class Ctrl {
     this.flash = null; // {message, kind}
     this.flashTimer = null;
     this.showNumbers = loadFlag(NUMBERS_KEY);
+    this.viewPly = null; // null: the current position; else the ply whose position is shown
+    this.positionCache = new Map(); // ply -> parsed position, for replay
+    this.actionPending = null; // an action sent, awaiting the server's update or error
+    this.actionTimer = null;
+    this.rematchDeclinedBy = null; // the seat that declined our rematch proposal
+    this.navigate = (url) => window.location.assign(url); // replaced in tests
   }
 
   // ---- derived state -------------------------------------------------------
@@ -80,9 +107,83 @@ export class Ctrl {
     return !!(this.state && this.state.status === 'active' && this.you && this.state.turn === this.you);
   }
 
-  /** True when the viewer may pick a move right now. */
+  /** True when the viewer may pick a move right now (never while an earlier position is shown). */
   get canInput() {
-    return this.isMyTurn && this.connection === 'open' && !this.syncing && !this.pending && this.v !== null;
+    return (
+      this.isMyTurn &&
+      this.connection === 'open' &&
+      !this.syncing &&
+      !this.pending &&
+      this.v !== null &&
+      this.viewPly === null
+    );
+  }
+
+  // ---- replay ----------------------------------------------------------------
+
+  /** True while an earlier position than the current one is shown. */
+  get replaying() {
+    return this.viewPly !== null;
+  }
+
+  /** The ply whose position the board shows (the number of plies played when live). */
+  get shownPly() {
+    return this.viewPly === null ? this.moves.length : this.viewPly;
+  }
+
+  /** The FEN after `ply` plies (the start position for 0), or null when unknown. */
+  fenAt(ply) {
+    if (ply === 0) return this.startFen;
+    return this.fens[ply - 1] || null;
+  }
+
+  /** The position on the board: the current one, or the one viewed in replay. */
+  get shownPosition() {
+    if (this.viewPly === null) return this.position;
+    const ply = this.viewPly;
+    if (!this.positionCache.has(ply)) {
+      try {
+        this.positionCache.set(ply, parseFen(this.fenAt(ply)));
+      } catch (err) {
+        return this.position;
+      }
+    }
+    return this.positionCache.get(ply);
+  }
+
+  /** The move that led to the shown position (null at the start). */
+  get shownLastMove() {
+    if (this.viewPly === null) return this.lastMove;
+    return this.viewPly > 0 ? this.moves[this.viewPly - 1] : null;
+  }
+
+  /** Show the position after `ply` plies; the last ply (or beyond) returns to the current position. */
+  goTo(ply) {
+    const n = this.moves.length;
+    let target = Math.max(0, Math.min(n, Math.floor(Number(ply) || 0)));
+    if (target >= n) target = null;
+    else if (!this.fenAt(target)) return false; // position unknown (old server): stay
+    if (target === this.viewPly) return false;
+    this.viewPly = target;
+    this.resetSelection();
+    this.redraw();
+    return true;
+  }
+
+  replayFirst() {
+    return this.goTo(0);
+  }
+
+  replayPrev() {
+    return this.shownPly > 0 ? this.goTo(this.shownPly - 1) : false;
+  }
+
+  replayNext() {
+    return this.viewPly === null ? false : this.goTo(this.viewPly + 1);
+  }
+
+  replayLast() {
+    return this.goTo(this.moves.length);
   }
 
   get legal() {
@@ -123,6 +224,11 @@ export class Ctrl {
     this.v = msg.v;
     this.you = msg.you === undefined ? this.you : msg.you;
     this.moves = Array.isArray(msg.moves) ? msg.moves.slice() : [];
+    this.startFen = typeof msg.start_fen === 'string' ? msg.start_fen : null;
+    this.fens = Array.isArray(msg.fens) ? msg.fens.slice(0, this.moves.length) : [];
+    this.positionCache.clear();
+    if (this.viewPly !== null && (this.viewPly >= this.moves.length || !this.fenAt(this.viewPly))) this.viewPly = null;
+    this.setActionPending(null);
     this.setState(msg.state);
     this.syncing = false;
     clearTimeout(this.syncTimer);
@@ -151,10 +257,18 @@ export class Ctrl {
       return;
     }
     this.v = msg.v;
+    const before = this.state;
     this.moves.push(msg.move);
+    if (this.fens.length === this.moves.length - 1 && msg.state && msg.state.fen) this.fens.push(msg.state.fen);
     this.setState(msg.state);
     this.setPending(null);
     this.resetSelection();
+    if (before && this.you && before.draw_offer === this.you && !this.state.draw_offer && !this.isOver) {
+      // The opponent played on instead of answering: that declines the offer.
+      const who = this.seatName(opposite(this.you)) || 'Your opponent';
+      this.showFlash(`${who} played on: your draw offer is declined.`, 'info');
+      return;
+    }
     this.redraw();
   }
 
@@ -170,8 +284,12 @@ export class Ctrl {
   onUpdate(msg) {
     if (!this.accept(msg)) return;
     this.v = msg.v;
+    this.setActionPending(null);
+    if (msg.what === 'rematch_declined') this.rematchDeclinedBy = msg.by !== this.you ? msg.by : null;
+    else if (msg.what === 'rematch_offered' || msg.what === 'rematch_started') this.rematchDeclinedBy = null;
     this.setState(msg.state);
     if (this.isOver || msg.what === 'aborted' || msg.what === 'resigned') this.resetSelection();
+    if (['draw_accepted', 'resigned', 'aborted'].includes(msg.what)) this.clearFlash(); // the result banner says it
     const text = this.describeUpdate(msg.what, msg.by);
     if (text) this.showFlash(text, 'info');
     else this.redraw();
@@ -190,11 +308,10 @@ export class Ctrl {
     const who = by ? (by === this.you ? 'You' : this.seatName(by) || colorName(by)) : 'Someone';
     switch (what) {
       case 'draw_offered':
-        return by === this.you ? 'You offered a draw.' : `${who} offers a draw.`;
+      case 'rematch_offered':
+        return ''; // the actions panel shows the pending offer
       case 'draw_declined':
         return by === this.you ? 'You declined the draw offer.' : `${who} declined the draw offer.`;
-      case 'rematch_offered':
-        return by === this.you ? 'You proposed a rematch.' : `${who} proposes a rematch.`;
       case 'rematch_declined':
         return by === this.you ? 'You declined the rematch.' : `${who} declined the rematch.`;
       case 'rematch_started':
@@ -206,6 +323,7 @@ export class Ctrl {
 
   onError(msg) {
     this.setPending(null);
+    this.setActionPending(null);
     this.resetSelection();
     this.showFlash(msg.message || msg.code || 'Refused', 'error');
   }
@@ -216,6 +334,7 @@ export class Ctrl {
     if (state !== 'open') {
       // Whatever was in flight is unknown now; the next snapshot tells.
       this.setPending(null);
+      this.setActionPending(null);
       this.syncing = false;
       clearTimeout(this.syncTimer);
       this.resetSelection();
@@ -224,7 +343,13 @@ export class Ctrl {
   }
 
   setState(state) {
+    const before = this.state;
     this.state = state;
+    if (before && before.id === state.id && !before.next_game && state.next_game && this.you) {
+      // The rematch was agreed while this page was open: the players go to it.
+      const url = `/g/${encodeURIComponent(state.next_game)}/`;
+      setTimeout(() => this.navigate(url), 0);
+    }
     try {
       this.position = parseFen(state.fen);
     } catch (err) {
@@ -354,10 +479,75 @@ export class Ctrl {
     }
   }
 
+  /**
+   * Send a game action (draw_offer, resign, ...: see ACTIONS). The server answers with an
+   * `update` event to everyone, or an `error` to us; nothing changes here before that.
+   */
+  act(type) {
+    if (!ACTIONS.includes(type) || !this.you) return false;
+    if (this.actionPending) return false;
+    const sent = this.socket && this.socket.send({ type });
+    if (!sent) {
+      this.showFlash('Not connected: try again in a moment.', 'error');
+      return false;
+    }
+    this.setActionPending(type);
+    this.redraw();
+    return true;
+  }
+
+  setActionPending(type) {
+    this.actionPending = type;
+    clearTimeout(this.actionTimer);
+    if (type) {
+      this.actionTimer = setTimeout(() => {
+        this.actionPending = null;
+        this.redraw();
+      }, ACTION_LIMIT_MS);
+    }
+  }
+
+  // ---- what the viewer may do now --------------------------------------------
+
+  get opponent() {
+    return this.you ? opposite(this.you) : null;
+  }
+
+  /** Both seats taken (a rematch needs an opponent). */
+  get hasOpponent() {
+    return !!(this.seatName(BLACK) && this.seatName(WHITE));
+  }
+
+  /** The ply from which the viewer may offer a draw again (0: any time). */
+  get drawAllowedAt() {
+    const at = this.state && this.state.draw_allowed_at && this.you ? this.state.draw_allowed_at[this.you] : 0;
+    return Number(at) || 0;
+  }
+
+  get canAbort() {
+    const s = this.state;
+    if (!s || !this.you || this.isOver) return false;
+    return s.status === 'waiting' || (s.status === 'active' && s.ply < 2);
+  }
+
+  /** Plies left before the forty-move rule draws the game, or null when not worth a warning. */
+  get noProgressLeft() {
+    const s = this.state;
+    if (!s || s.status !== 'active') return null;
+    const n = Number(s.no_progress) || 0;
+    if (n < NO_PROGRESS_WARN) return null;
+    return Math.max(0, NO_PROGRESS_LIMIT - n);
+  }
+
   toggleNumbers(on = !this.showNumbers) {
     this.showNumbers = !!on;
     saveFlag(NUMBERS_KEY, this.showNumbers);
     this.redraw();
+  }
+
+  clearFlash() {
+    clearTimeout(this.flashTimer);
+    this.flash = null;
   }
 
   showFlash(message, kind = 'info') {

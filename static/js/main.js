@@ -4,6 +4,7 @@ import { Ctrl } from './ctrl.js';
 import { GameSocket, socketUrl } from './socket.js';
 import { BoardView } from './view/board.js';
 import { TableView } from './view/table.js';
+import { ActionsView } from './view/actions.js';
 
 function readConfig() {
   const node = document.getElementById('game-config');
@@ -56,6 +57,42 @@ function wireInvite() {
   });
 }
 
+/** True when a key press belongs to a text field or a control that uses the arrow keys itself. */
+function typingTarget(target) {
+  if (!(target instanceof Element)) return false;
+  if (target.isContentEditable) return true;
+  return !!target.closest('input, textarea, select, [role="slider"], [role="listbox"], [role="menu"]');
+}
+
+/** Replay: the buttons, a click on a move in the list, and the keys Left/Right/Home/End. */
+function wireReplay(ctrl) {
+  const on = (id, handler) => {
+    const node = document.getElementById(id);
+    if (node) node.addEventListener('click', handler);
+  };
+  on('replay-first', () => ctrl.replayFirst());
+  on('replay-prev', () => ctrl.replayPrev());
+  on('replay-next', () => ctrl.replayNext());
+  on('replay-last', () => ctrl.replayLast());
+  on('back-to-game', () => ctrl.replayLast());
+  const list = document.getElementById('move-list');
+  if (list) {
+    list.addEventListener('click', (e) => {
+      const target = e.target instanceof Element ? e.target.closest('[data-ply]') : null;
+      if (target && list.contains(target)) ctrl.goTo(Number(target.dataset.ply));
+    });
+  }
+  // The board handles Left/Right itself while a move is being picked (see BoardView.selecting).
+  document.addEventListener('keydown', (e) => {
+    if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || typingTarget(e.target)) return;
+    const actions = { ArrowLeft: 'replayPrev', ArrowRight: 'replayNext', Home: 'replayFirst', End: 'replayLast' };
+    const name = actions[e.key];
+    if (!name) return;
+    e.preventDefault();
+    ctrl[name]();
+  });
+}
+
 function boot() {
   const config = readConfig();
   const boardEl = document.getElementById('board');
@@ -63,9 +100,11 @@ function boot() {
 
   let board = null;
   let table = null;
+  let actions = null;
   const redraw = () => {
     if (board) board.render();
     if (table) table.render();
+    if (actions) actions.render();
   };
   const ctrl = new Ctrl(config, redraw);
 
@@ -83,6 +122,42 @@ function boot() {
       invite: document.getElementById('invite'),
       joinForm: document.getElementById('join-form'),
       numbersToggle: document.getElementById('toggle-numbers'),
+      noProgress: document.getElementById('no-progress'),
+      replayBar: document.getElementById('replay-bar'),
+      replayFirst: document.getElementById('replay-first'),
+      replayPrev: document.getElementById('replay-prev'),
+      replayNext: document.getElementById('replay-next'),
+      replayLast: document.getElementById('replay-last'),
+      replayStatus: document.getElementById('replay-status'),
+      replayText: document.getElementById('replay-text'),
+      backToGame: document.getElementById('back-to-game'),
+    },
+    ctrl,
+  );
+  const byId = (id) => document.getElementById(id);
+  actions = new ActionsView(
+    {
+      panel: byId('game-actions'),
+      drawOfferBox: byId('draw-offer-box'),
+      drawOfferText: byId('draw-offer-text'),
+      acceptDraw: byId('accept-draw'),
+      declineDraw: byId('decline-draw'),
+      drawPending: byId('draw-pending'),
+      playActions: byId('play-actions'),
+      offerDraw: byId('offer-draw'),
+      resign: byId('resign'),
+      abort: byId('abort'),
+      resignBox: byId('resign-box'),
+      resignConfirm: byId('resign-confirm'),
+      resignCancel: byId('resign-cancel'),
+      drawHint: byId('draw-hint'),
+      rematchOfferBox: byId('rematch-offer-box'),
+      rematchOfferText: byId('rematch-offer-text'),
+      acceptRematch: byId('accept-rematch'),
+      declineRematch: byId('decline-rematch'),
+      rematchActions: byId('rematch-actions'),
+      rematch: byId('rematch'),
+      rematchNote: byId('rematch-note'),
     },
     ctrl,
   );
@@ -90,6 +165,7 @@ function boot() {
   const toggle = document.getElementById('toggle-numbers');
   if (toggle) toggle.addEventListener('change', () => ctrl.toggleNumbers(toggle.checked));
   wireInvite();
+  wireReplay(ctrl);
 
   const socket = new GameSocket(
     socketUrl(config.wsPath),
@@ -109,7 +185,7 @@ function boot() {
   socket.connect();
 
   // For debugging in the console and for browser tests.
-  window.checkers = { ctrl, socket, board, table };
+  window.checkers = { ctrl, socket, board, table, actions };
 }
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);

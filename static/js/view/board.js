@@ -121,13 +121,14 @@ export class BoardView {
       this.build();
       this.cursor = null;
     }
-    const pieces = ctrl.position.pieces;
+    const pieces = ctrl.shownPosition.pieces;
     const movable = ctrl.movableSquares();
     const dests = ctrl.destinations();
     const path = ctrl.path;
     const selected = path.length ? path[0] : null;
     const tip = path.length ? path[path.length - 1] : null;
-    const last = ctrl.lastMove ? movePath(ctrl.lastMove) : [];
+    const shownLast = ctrl.shownLastMove;
+    const last = shownLast ? movePath(shownLast) : [];
     const lastFrom = last.length ? last[0] : null;
     const lastTo = last.length ? last[last.length - 1] : null;
     const lastVia = new Set(last.slice(1, -1));
@@ -148,6 +149,8 @@ export class BoardView {
     root.classList.toggle('over', ctrl.isOver);
     root.classList.toggle('syncing', ctrl.syncing);
     root.classList.toggle('pending', !!ctrl.pending);
+    root.classList.toggle('replaying', ctrl.replaying);
+    root.dataset.shownPly = String(ctrl.shownPly);
     root.dataset.state = ctrl.connection;
     root.setAttribute('aria-readonly', ctrl.canInput ? 'false' : 'true');
 
@@ -368,6 +371,9 @@ export class BoardView {
   onKeyDown(e) {
     const ctrl = this.ctrl;
     const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+    if ((e.key === 'ArrowLeft' || e.key === 'ArrowRight') && !this.selecting()) {
+      return; // not choosing a move: the page's replay keys take Left and Right
+    }
     if (moves[e.key]) {
       e.preventDefault();
       this.keyboard = true;
@@ -399,6 +405,12 @@ export class BoardView {
     if (e.key === 'Escape') {
       ctrl.cancel();
     }
+  }
+
+  /** True while the keyboard or a selection is being used to pick a move (arrows move the cursor). */
+  selecting() {
+    const ctrl = this.ctrl;
+    return ctrl.canInput && (ctrl.path.length > 0 || this.keyboard);
   }
 
   /** Where the cursor starts: the selected piece, else the first movable piece, else bottom-left dark square. */

@@ -1,5 +1,6 @@
 // Everything around the board: player bars, whose turn, status line, result
-// banner, connection state, move list, invite and join panels.
+// banner, connection state, forty-move warning, move list with the replay
+// controls, invite and join panels. (The game actions live in actions.js.)
 
 import { BLACK, WHITE, colorName, opposite } from '../fen.js';
 import { movePairs, firstMover } from '../notation.js';
@@ -28,7 +29,9 @@ export class TableView {
     this.renderResult();
     this.renderConnection();
     this.renderAudience();
+    this.renderNoProgress();
     this.renderMoves();
+    this.renderReplay();
     this.renderPanels();
     if (this.els.numbersToggle) this.els.numbersToggle.checked = ctrl.showNumbers;
 
@@ -38,6 +41,7 @@ export class TableView {
     body.status = ctrl.status;
     body.turn = ctrl.state ? ctrl.state.turn : '';
     body.you = ctrl.you || '';
+    body.shownPly = String(ctrl.shownPly);
     document.title = (ctrl.isMyTurn && !ctrl.isOver ? '● Your turn · ' : '') + this.baseTitle;
   }
 
@@ -134,18 +138,9 @@ export class TableView {
       if (ctrl.you) return 'The game starts as soon as your friend joins.';
       return 'A seat is free: join to play, or stay and watch.';
     }
-    const offerer = (seat) => (seat === ctrl.you ? 'You' : ctrl.seatName(seat) || colorName(seat));
-    if (s.status === 'active' && s.draw_offer) {
-      return s.draw_offer === ctrl.you ? 'You offered a draw.' : `${offerer(s.draw_offer)} offers a draw.`;
-    }
-    if (ctrl.isOver && s.rematch_offer && !s.next_game) {
-      return s.rematch_offer === ctrl.you ? 'You proposed a rematch.' : `${offerer(s.rematch_offer)} proposes a rematch.`;
-    }
+    // Draw offers and rematch proposals show in the actions panel; the forty-move count in #no-progress.
     if (s.status === 'active') {
-      const left = 80 - (s.no_progress || 0);
-      if (s.no_progress >= 40 && left > 0) {
-        return `Forty-move rule: a draw in ${left} plies without a capture or a man move.`;
-      }
+      if (ctrl.replaying && ctrl.isMyTurn) return 'You are looking at an earlier position: go back to the game to move.';
       if (ctrl.isMyTurn && ctrl.path.length > 1) return 'Keep jumping: pick the next landing square.';
       if (ctrl.isMyTurn && ctrl.path.length === 1) return 'Pick a destination square.';
       if (ctrl.isMyTurn && s.legal && s.legal.length && s.legal[0].includes('x')) return 'You must capture.';
@@ -178,6 +173,8 @@ export class TableView {
     node.hidden = false;
     if (node.dataset.key === key) return;
     node.dataset.key = key;
+    node.dataset.result = s.result || '';
+    node.dataset.termination = s.termination || '';
     node.dataset.winner = s.winner === BLACK ? 'black' : s.winner === WHITE ? 'white' : 'none';
     let headline;
     let personal = '';
@@ -207,11 +204,13 @@ export class TableView {
     }
     node.append(reason, score);
     if (s.next_game) {
+      // Players are taken there automatically when the rematch starts; this link is for spectators
+      // (and for a player who comes back to this page later).
       const link = document.createElement('a');
       link.id = 'rematch-link';
       link.className = 'button primary';
       link.href = `/g/${encodeURIComponent(s.next_game)}/`;
-      link.textContent = 'Go to the rematch';
+      link.textContent = ctrl.you ? 'Go to the rematch' : 'Watch the rematch';
       node.append(link);
     }
   }
@@ -238,6 +237,25 @@ export class TableView {
     node.hidden = !n;
   }
 
+  renderNoProgress() {
+    const node = this.els.noProgress;
+    if (!node) return;
+    const left = this.ctrl.noProgressLeft;
+    if (left === null) {
+      node.hidden = true;
+      return;
+    }
+    const moves = Math.ceil(left / 2);
+    text(
+      node,
+      `Forty-move rule: draw in ${moves} move${moves === 1 ? '' : 's'} (${left} ${left === 1 ? 'ply' : 'plies'}) ` +
+        'unless a capture or man move',
+    );
+    node.dataset.plies = String(left);
+    node.classList.toggle('urgent', left <= 10);
+    node.hidden = false;
+  }
+
   renderMoves() {
     const list = this.els.moveList;
     if (!list) return;
@@ -245,39 +263,92 @@ export class TableView {
     const turn = ctrl.state ? ctrl.state.turn : BLACK;
     const first = firstMover(ctrl.moves.length, turn);
     const key = `${first}|${ctrl.moves.join(' ')}`;
-    if (key === this.renderedMoves) return;
-    this.renderedMoves = key;
-    list.textContent = '';
-    const lastPly = ctrl.moves.length;
-    for (const pair of movePairs(ctrl.moves, first)) {
-      const li = document.createElement('li');
-      const num = document.createElement('span');
-      num.className = 'move-number';
-      num.textContent = `${pair.number}.`;
-      li.append(num, ' ', this.plyNode(pair.black, pair.blackPly, lastPly, BLACK));
-      if (pair.white) li.append(' ', this.plyNode(pair.white, pair.whitePly, lastPly, WHITE));
-      list.appendChild(li);
+    if (key !== this.renderedMoves) {
+      const atEnd = list.scrollTop + list.clientHeight >= list.scrollHeight - 4;
+      this.renderedMoves = key;
+      this.plyNodes = new Map();
+      list.textContent = '';
+      for (const pair of movePairs(ctrl.moves, first)) {
+        const li = document.createElement('li');
+        const num = document.createElement('span');
+        num.className = 'move-number';
+        num.textContent = `${pair.number}.`;
+        li.append(num, ' ', this.plyNode(pair.black, pair.blackPly, BLACK));
+        if (pair.white) li.append(' ', this.plyNode(pair.white, pair.whitePly, WHITE));
+        list.appendChild(li);
+      }
+      list.classList.toggle('empty', !ctrl.moves.length);
+      // Follow new moves unless the viewer scrolled up to look at earlier ones.
+      if (ctrl.moves.length && (atEnd || !ctrl.replaying)) list.scrollTop = list.scrollHeight;
+      this.shownPlyNode = null;
     }
-    if (!ctrl.moves.length) {
-      list.classList.add('empty');
-    } else {
-      list.classList.remove('empty');
-      list.scrollTop = list.scrollHeight;
+    const shown = ctrl.shownPly;
+    const node = this.plyNodes.get(shown) || null;
+    if (node !== this.shownPlyNode) {
+      if (this.shownPlyNode) {
+        this.shownPlyNode.classList.remove('current');
+        this.shownPlyNode.removeAttribute('aria-current');
+      }
+      if (node) {
+        node.classList.add('current');
+        node.setAttribute('aria-current', 'step');
+        if (ctrl.replaying) node.scrollIntoView({ block: 'nearest' });
+      }
+      this.shownPlyNode = node;
     }
+    list.classList.toggle('replaying', ctrl.replaying);
   }
 
-  plyNode(move, ply, lastPly, color) {
-    const span = document.createElement('span');
-    span.className = `ply ${color === BLACK ? 'black' : 'white'}`;
+  plyNode(move, ply, color) {
     if (move === null) {
-      span.classList.add('skipped');
+      const span = document.createElement('span');
+      span.className = `ply ${color === BLACK ? 'black' : 'white'} skipped`;
       span.textContent = '...';
       return span;
     }
-    span.textContent = move;
-    span.dataset.ply = String(ply);
-    if (ply === lastPly) span.classList.add('current');
-    return span;
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = `ply ${color === BLACK ? 'black' : 'white'}`;
+    button.textContent = move;
+    button.dataset.ply = String(ply);
+    button.title = `Show the position after ${colorName(color)}'s move ${move}`;
+    this.plyNodes.set(ply, button);
+    return button;
+  }
+
+  renderReplay() {
+    const ctrl = this.ctrl;
+    const els = this.els;
+    const n = ctrl.moves.length;
+    const shown = ctrl.shownPly;
+    const disable = (node, off) => {
+      if (node && node.disabled !== off) node.disabled = off;
+    };
+    const prevOk = shown > 0 && !!ctrl.fenAt(shown - 1);
+    disable(els.replayFirst, !(shown > 0 && ctrl.fenAt(0)));
+    disable(els.replayPrev, !prevOk);
+    disable(els.replayNext, !ctrl.replaying);
+    disable(els.replayLast, !ctrl.replaying);
+    if (els.replayBar) els.replayBar.hidden = n === 0;
+    const live = ctrl.state && !ctrl.isOver;
+    if (els.replayStatus) {
+      let text_ = '';
+      if (ctrl.replaying && shown === 0) text_ = `Start position · ply 0 of ${n}`;
+      else if (ctrl.replaying) {
+        const turn = ctrl.state ? ctrl.state.turn : BLACK;
+        const first = firstMover(n, turn);
+        // Move number and mover of ply `shown`: Black's plies are "N.", White's "N...".
+        const offset = first === BLACK ? 0 : 1;
+        const number = Math.floor((shown - 1 + offset) / 2) + 1;
+        const blackMoved = (shown - 1 + offset) % 2 === 0;
+        text_ = `After ${number}${blackMoved ? '.' : '...'} ${ctrl.moves[shown - 1]} · ply ${shown} of ${n}`;
+      }
+      text(els.replayText, text_);
+      els.replayStatus.hidden = !ctrl.replaying;
+      els.replayStatus.classList.toggle('live', !!live);
+    }
+    // "Back to the game" while an earlier position is shown in a game that goes on.
+    show(els.backToGame, ctrl.replaying && !!live);
   }
 
   renderPanels() {

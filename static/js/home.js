@@ -1,0 +1,99 @@
+// Home page: the list of games being played now (#live-games), rendered by the
+// server and refreshed from GET /games/live every few seconds. Names are
+// inserted as text, never as HTML.
+
+const REFRESH_MS = 5000;
+
+/** Moves played, counting a Black and a White ply as one move: ceil(ply / 2). */
+export function movesPlayed(ply) {
+  return Math.ceil((Number(ply) || 0) / 2);
+}
+
+function span(className, text) {
+  const node = document.createElement('span');
+  node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function marker(color) {
+  const node = span(`color-marker ${color}`);
+  node.setAttribute('aria-hidden', 'true');
+  return node;
+}
+
+/** One <li> for a game {id, black, white, ply, spectators}. */
+export function gameItem(game) {
+  const li = document.createElement('li');
+  li.dataset.id = String(game.id);
+  const a = document.createElement('a');
+  a.href = `/g/${encodeURIComponent(game.id)}/`;
+  a.title = 'Watch this game';
+  const players = span('live-players');
+  players.append(
+    marker('black'),
+    span('player-name', String(game.black || '?')),
+    ' ',
+    span('versus', 'vs'),
+    ' ',
+    marker('white'),
+    span('player-name', String(game.white || '?')),
+  );
+  const ply = Number(game.ply) || 0;
+  const moves = movesPlayed(ply);
+  const movesNode = span('live-moves', `${moves} move${moves === 1 ? '' : 's'}`);
+  movesNode.dataset.ply = String(ply);
+  movesNode.title = `${ply} pl${ply === 1 ? 'y' : 'ies'} played`;
+  const n = Number(game.spectators) || 0;
+  const watching = span('live-watching', `${n} watching`);
+  watching.dataset.spectators = String(n);
+  a.append(players, ' ', movesNode, ' ', watching);
+  li.append(a);
+  return li;
+}
+
+export function renderGames(list, empty, games) {
+  const key = JSON.stringify(games);
+  if (list.dataset.key === key) return;
+  list.dataset.key = key;
+  list.replaceChildren(...games.map(gameItem));
+  if (empty) empty.hidden = games.length > 0;
+}
+
+function start() {
+  const list = document.getElementById('live-games');
+  if (!list) return;
+  const empty = document.getElementById('live-empty');
+  const url = list.dataset.url || '/games/live';
+  let timer = null;
+  let busy = false;
+
+  async function refresh() {
+    clearTimeout(timer);
+    timer = null;
+    if (document.visibilityState === 'hidden') return; // resumes when the tab is shown again
+    if (!busy) {
+      busy = true;
+      try {
+        const response = await fetch(url, { headers: { Accept: 'application/json' }, cache: 'no-store' });
+        if (response.ok) {
+          const data = await response.json();
+          if (data && Array.isArray(data.games)) renderGames(list, empty, data.games);
+        }
+      } catch (err) {
+        /* offline for a moment: keep the list, try again later */
+      } finally {
+        busy = false;
+      }
+    }
+    timer = setTimeout(refresh, REFRESH_MS);
+  }
+
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'visible' && timer === null) refresh();
+  });
+  timer = setTimeout(refresh, REFRESH_MS);
+}
+
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+else start();

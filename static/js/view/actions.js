@@ -1,0 +1,156 @@
+// The game actions panel: draw offers and answers, resignation (with a
+// confirmation step), abort, and after the game the rematch. Every button only
+// sends a message; what the page shows follows the server's state.
+
+import { colorName } from '../fen.js';
+
+function text(node, value) {
+  if (node && node.textContent !== value) node.textContent = value;
+}
+
+function show(node, visible) {
+  if (node && node.hidden === visible) node.hidden = !visible;
+}
+
+function enable(node, on) {
+  if (node && node.disabled === on) node.disabled = !on;
+}
+
+const RESIGN_CONFIRM_MS = 8000; // the confirmation step closes by itself after this long
+
+export class ActionsView {
+  /**
+   * @param {object} els  the panel's elements (see templates/game.html)
+   * @param {Ctrl} ctrl
+   */
+  constructor(els, ctrl) {
+    this.els = els;
+    this.ctrl = ctrl;
+    this.confirmingResign = false;
+    this.resignTimer = null;
+
+    const on = (node, handler) => {
+      if (node) node.addEventListener('click', handler);
+    };
+    on(els.offerDraw, () => ctrl.act('draw_offer'));
+    on(els.acceptDraw, () => ctrl.act('draw_accept'));
+    on(els.declineDraw, () => ctrl.act('draw_decline'));
+    on(els.abort, () => ctrl.act('abort'));
+    on(els.resign, () => this.askResign());
+    on(els.resignConfirm, () => {
+      this.closeResign(false);
+      ctrl.act('resign');
+    });
+    on(els.resignCancel, () => this.closeResign(true));
+    on(els.rematch, () => ctrl.act('rematch_offer'));
+    on(els.acceptRematch, () => ctrl.act('rematch_accept'));
+    on(els.declineRematch, () => ctrl.act('rematch_decline'));
+    if (els.resignBox) {
+      els.resignBox.addEventListener('keydown', (e) => {
+        if (e.key === 'Escape') this.closeResign(true);
+      });
+    }
+  }
+
+  askResign() {
+    this.confirmingResign = true;
+    clearTimeout(this.resignTimer);
+    this.resignTimer = setTimeout(() => this.closeResign(false), RESIGN_CONFIRM_MS);
+    this.render();
+    if (this.els.resignConfirm) this.els.resignConfirm.focus();
+  }
+
+  closeResign(refocus) {
+    clearTimeout(this.resignTimer);
+    if (!this.confirmingResign) return;
+    this.confirmingResign = false;
+    this.render();
+    if (refocus && this.els.resign && !this.els.resign.hidden) this.els.resign.focus();
+  }
+
+  name(seat) {
+    const ctrl = this.ctrl;
+    if (!seat) return '';
+    if (seat === ctrl.you) return 'you';
+    return ctrl.seatName(seat) || colorName(seat);
+  }
+
+  render() {
+    const ctrl = this.ctrl;
+    const els = this.els;
+    const s = ctrl.state;
+    const you = ctrl.you;
+    const active = !!(s && s.status === 'active');
+    const over = ctrl.isOver;
+    const busy = !!ctrl.actionPending || ctrl.connection !== 'open';
+
+    // ---- during the game ----
+    const offer = active ? s.draw_offer : null;
+    const theirOffer = !!(offer && you && offer !== you);
+    const myOffer = !!(offer && you && offer === you);
+
+    show(els.drawOfferBox, theirOffer);
+    if (theirOffer) text(els.drawOfferText, `${ctrl.seatName(offer) || colorName(offer)} offers a draw`);
+    enable(els.acceptDraw, !busy);
+    enable(els.declineDraw, !busy);
+
+    // The offerer and the spectators see the offer pending.
+    const pendingText = myOffer
+      ? `Draw offered by you · waiting for ${ctrl.seatName(ctrl.opponent) || 'your opponent'}`
+      : offer && !you
+        ? `Draw offered by ${this.name(offer)}`
+        : '';
+    text(els.drawPending, pendingText);
+    show(els.drawPending, !!pendingText);
+
+    const seatedInPlay = !!(you && active);
+    show(els.offerDraw, seatedInPlay && !theirOffer);
+    const allowedAt = ctrl.drawAllowedAt;
+    const tooSoon = seatedInPlay && s.ply < allowedAt;
+    enable(els.offerDraw, seatedInPlay && !myOffer && !tooSoon && !busy);
+    let hint = '';
+    if (seatedInPlay && tooSoon && !myOffer && !theirOffer) {
+      const moves = Math.ceil((allowedAt - s.ply) / 2);
+      hint = `Draw declined. You may offer again in ${moves} move${moves === 1 ? '' : 's'} (from ply ${allowedAt}).`;
+    }
+    text(els.drawHint, hint);
+    show(els.drawHint, !!hint);
+    if (els.offerDraw) els.offerDraw.title = hint || (myOffer ? 'Your offer is pending' : 'Offer a draw');
+
+    show(els.resign, seatedInPlay && !this.confirmingResign);
+    enable(els.resign, !busy);
+    if (!seatedInPlay) this.confirmingResign = false;
+    show(els.resignBox, seatedInPlay && this.confirmingResign);
+    enable(els.resignConfirm, !busy);
+
+    show(els.abort, ctrl.canAbort);
+    enable(els.abort, !busy);
+    show(els.playActions, seatedInPlay || ctrl.canAbort);
+
+    // ---- after the game ----
+    const canRematch = !!(you && over && ctrl.hasOpponent && !s.next_game);
+    const proposal = canRematch ? s.rematch_offer : null;
+    const theirProposal = !!(proposal && proposal !== you);
+    const myProposal = !!(proposal && proposal === you);
+    show(els.rematchOfferBox, theirProposal);
+    if (theirProposal) text(els.rematchOfferText, `${ctrl.seatName(proposal) || colorName(proposal)} wants a rematch`);
+    enable(els.acceptRematch, !busy);
+    enable(els.declineRematch, !busy);
+    show(els.rematch, canRematch && !theirProposal);
+    enable(els.rematch, canRematch && !myProposal && !busy);
+    text(els.rematch, myProposal ? 'Rematch proposed…' : 'Rematch');
+
+    let note = '';
+    if (myProposal) note = `Waiting for ${ctrl.seatName(ctrl.opponent) || 'your opponent'} to accept (colours swap).`;
+    else if (canRematch && ctrl.rematchDeclinedBy) note = `${this.name(ctrl.rematchDeclinedBy)} declined the rematch.`;
+    else if (!you && over && s.rematch_offer && !s.next_game) note = `Rematch proposed by ${this.name(s.rematch_offer)}`;
+    text(els.rematchNote, note);
+    show(els.rematchNote, !!note);
+    show(els.rematchActions, canRematch && !theirProposal);
+
+    const anything =
+      theirOffer || !!pendingText || seatedInPlay || ctrl.canAbort || canRematch || !!note;
+    show(els.panel, anything);
+    if (els.panel) els.panel.dataset.busy = busy ? '1' : '';
+  }
+}
