@@ -176,12 +176,12 @@ def quiet_moves(own, opp, kings, black):
 def capture_routes(own, opp, kings, black):
     """Return every complete capture route of the side to move.
 
-    Each route is ``(path, captured, crowned)``: ``path`` a tuple of square
-    indices (start, then every landing square), ``captured`` a tuple of the
-    jumped indices in jump order, ``crowned`` True when a man ends on its
+    Each route is ``(path, captured, crowned)``: ``path`` a tuple of squares
+    numbered 1-32 (start, then every landing square), ``captured`` a tuple of
+    the jumped squares in jump order, ``crowned`` True when a man ends on its
     crowning row (which ends the move, RULES.md "Crowning"). Jumped pieces stay
     on the board until the route ends and cannot be jumped twice; the start
-    square counts as empty.
+    square counts as empty. The order of the routes is unspecified.
     """
     starts = jumpers(own, opp, kings, black)
     routes = []
@@ -190,28 +190,60 @@ def capture_routes(own, opp, kings, black):
     empty = FULL & ~(own | opp)
     crown_row = ROW_BOTTOM if black else ROW_TOP
     man_table = JUMPS_BLACK_MAN if black else JUMPS_WHITE_MAN
+    append = routes.append
     while starts:
         bit = starts & -starts
         starts ^= bit
         start = bit.bit_length() - 1
-        king = bool(kings & bit)
-        table = JUMPS_KING if king else man_table
+        man = not kings & bit
+        table = man_table if man else JUMPS_KING
         free = empty | bit
-
-        def extend(at, taken, path, captured):
+        stack = [(start, 0, (start + 1,), ())]
+        while stack:
+            at, taken, path, captured = stack.pop()
             extended = False
             for over_bit, over, land, land_bit in table[at]:
                 if opp & over_bit and not taken & over_bit and free & land_bit:
                     extended = True
-                    if not king and land_bit & crown_row:
-                        routes.append((path + (land,), captured + (over,), True))
+                    if man and land_bit & crown_row:
+                        append((path + (land + 1,), captured + (over + 1,), True))
                     else:
-                        extend(land, taken | over_bit, path + (land,), captured + (over,))
+                        stack.append((land, taken | over_bit, path + (land + 1,), captured + (over + 1,)))
             if not extended and captured:
-                routes.append((path, captured, False))
-
-        extend(start, 0, (start,), ())
+                append((path, captured, False))
     return routes
+
+
+def capture_results(own, opp, kings, black, starts):
+    """Return (start bit, end bit, captured mask, crowned) for every capture route from ``starts``.
+
+    The same routes as :func:`capture_routes`, without the paths (for perft).
+    """
+    empty = FULL & ~(own | opp)
+    crown_row = ROW_BOTTOM if black else ROW_TOP
+    man_table = JUMPS_BLACK_MAN if black else JUMPS_WHITE_MAN
+    results = []
+    append = results.append
+    while starts:
+        bit = starts & -starts
+        starts ^= bit
+        man = not kings & bit
+        table = man_table if man else JUMPS_KING
+        free = empty | bit
+        stack = [(bit.bit_length() - 1, 0)]
+        while stack:
+            at, taken = stack.pop()
+            extended = False
+            for over_bit, _over, land, land_bit in table[at]:
+                if opp & over_bit and not taken & over_bit and free & land_bit:
+                    extended = True
+                    if man and land_bit & crown_row:
+                        append((bit, land_bit, taken | over_bit, True))
+                    else:
+                        stack.append((land, taken | over_bit))
+            if not extended and taken:
+                append((bit, 1 << at, taken, False))
+    return results
 
 
 def count_captures(own, opp, kings, black, starts):
@@ -260,12 +292,7 @@ def children(own, opp, kings, black):
     starts = jumpers(own, opp, kings, black)
     crown_row = ROW_BOTTOM if black else ROW_TOP
     if starts:
-        for path, captured, crowned in capture_routes(own, opp, kings, black):
-            from_bit = 1 << path[0]
-            to_bit = 1 << path[-1]
-            taken = 0
-            for c in captured:
-                taken |= 1 << c
+        for from_bit, to_bit, taken, crowned in capture_results(own, opp, kings, black, starts):
             new_kings = kings & ~taken
             if new_kings & from_bit:
                 new_kings = (new_kings & ~from_bit) | to_bit
@@ -299,19 +326,84 @@ def children(own, opp, kings, black):
     return result
 
 
+def count_replies(positions, black):
+    """Sum of :func:`count_moves` over ``positions``, a list of (other side, side to move, kings).
+
+    The shape is what :func:`children` returns; ``black`` tells whether the side
+    to move in them is Black. Inlined for perft's last two plies.
+    """
+    full = FULL
+    se0, se1, se2, se3 = _SE0, _SE1, _SE2, _SE3
+    so0, so1, so2, so3 = _SO0, _SO1, _SO2, _SO3
+    jf0, jf1, jf2, jf3 = _JF0, _JF1, _JF2, _JF3
+    total = 0
+    for opp, own, kings in positions:
+        empty = full ^ (own | opp)
+        if black:
+            down = own
+            up = own & kings
+        else:
+            down = own & kings
+            up = own
+        starts = 0
+        if up:
+            p = up & jf0 & (empty << 9)
+            if p:
+                starts = p & ((se0 & (opp << 4)) | (so0 & (opp << 5)))
+            p = up & jf1 & (empty << 7)
+            if p:
+                starts |= p & ((se1 & (opp << 3)) | (so1 & (opp << 4)))
+        if down:
+            p = down & jf2 & (empty >> 7)
+            if p:
+                starts |= p & ((se2 & (opp >> 4)) | (so2 & (opp >> 3)))
+            p = down & jf3 & (empty >> 9)
+            if p:
+                starts |= p & ((se3 & (opp >> 5)) | (so3 & (opp >> 4)))
+        if starts:
+            total += count_captures(own, opp, kings, black, starts)
+            continue
+        if up:
+            total += (((((up & se0) >> 4) | ((up & so0) >> 5)) & empty).bit_count()
+                      + ((((up & se1) >> 3) | ((up & so1) >> 4)) & empty).bit_count())
+        if down:
+            total += (((((down & se2) << 4) | ((down & so2) << 3)) & empty).bit_count()
+                      + ((((down & se3) << 5) | ((down & so3) << 4)) & empty).bit_count())
+    return total
+
+
 def perft(own, opp, kings, black, depth):
     """Count the leaf positions ``depth`` plies ahead (bulk counting at the last ply)."""
     if depth <= 0:
         return 1
     if depth == 1:
         return count_moves(own, opp, kings, black)
+    if depth == 2:
+        return count_replies(children(own, opp, kings, black), not black)
     total = 0
     nxt = not black
     d = depth - 1
-    if d == 1:
-        for mover, other, k in children(own, opp, kings, black):
-            total += count_moves(other, mover, k, nxt)
-    else:
-        for mover, other, k in children(own, opp, kings, black):
-            total += perft(other, mover, k, nxt, d)
+    for mover, other, k in children(own, opp, kings, black):
+        total += perft(other, mover, k, nxt, d)
+    return total
+
+
+def perft_cached(own, opp, kings, black, depth, table, min_depth=3):
+    """:func:`perft` with a transposition table (a dict) for subtrees of ``min_depth`` plies or more.
+
+    Equal positions reached by different move orders are counted once and
+    reused; the totals are the same as :func:`perft`.
+    """
+    if depth < min_depth:
+        return perft(own, opp, kings, black, depth)
+    key = (own, opp, kings, black, depth)
+    total = table.get(key)
+    if total is not None:
+        return total
+    total = 0
+    nxt = not black
+    d = depth - 1
+    for mover, other, k in children(own, opp, kings, black):
+        total += perft_cached(other, mover, k, nxt, d, table, min_depth)
+    table[key] = total
     return total

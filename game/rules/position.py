@@ -446,16 +446,17 @@ class Position:
         routes = bitboard.capture_routes(own, opp, kings, black)
         if routes:
             moves = [
-                Move(tuple(i + 1 for i in path), tuple(i + 1 for i in captured), crowned)
+                Move(path, captured, crowned)
                 for path, captured, crowned in routes
             ]
+            moves.sort()
         else:
-            crown_row = bitboard.ROW_BOTTOM if black else bitboard.ROW_TOP
+            # quiet_moves comes sorted by (from, to); the steps are shared values.
+            men, kings_ = _STEPS_BY_MAN[black], _STEPS_BY_KING
             moves = [
-                Move((a + 1, b + 1), (), not kings & (1 << a) and bool(crown_row & (1 << b)))
+                kings_[a][b] if kings & (1 << a) else men[a][b]
                 for a, b in bitboard.quiet_moves(own, opp, kings, black)
             ]
-        moves.sort()
         return tuple(moves)
 
     def is_legal(self, move):
@@ -546,6 +547,20 @@ class Position:
             raise IllegalMoveError(f"{shown} is not legal in {self.fen()}; legal moves: {listing}")
         listing = ", ".join(str(m) for m in candidates)
         raise AmbiguousMoveError(f"{shown} is ambiguous in {self.fen()}: it could be {listing}", candidates)
+
+
+def _step_table(crown_row):
+    return tuple(
+        {to: Move((start + 1, to + 1), (), bool(crown_row & (1 << to))) for to in
+         (bitboard.NEIGHBOUR[d][start] for d in bitboard.DIRECTIONS) if to >= 0}
+        for start in range(32)
+    )
+
+
+# Every quiet move exists once: _STEPS_BY_MAN[black][from index][to index] (a man's step,
+# crowning on its far row) and _STEPS_BY_KING[from index][to index].
+_STEPS_BY_MAN = {True: _step_table(bitboard.ROW_BOTTOM), False: _step_table(bitboard.ROW_TOP)}
+_STEPS_BY_KING = _step_table(0)
 
 
 def _fits(squares, path):
