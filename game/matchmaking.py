@@ -49,6 +49,8 @@ log = logging.getLogger(__name__)
 
 #: Seeks read by one pairing round, oldest first (a bound on the work of one script call).
 SNAPSHOT_LIMIT = 500
+#: Connections one matchmaker (one server process) opens to Redis at most.
+MAX_CONNECTIONS = 50
 #: Pairing rounds one :meth:`Matchmaker.settle` call makes at most (each lost race costs one).
 SETTLE_ROUNDS = 25
 
@@ -229,15 +231,18 @@ class Matchmaker:
     def from_url(cls, url: str, **options) -> Matchmaker:
         """A matchmaker with its own connection pool to the Redis at ``url`` (``redis://host:port/db``).
 
-        Connecting and reading time out after a few seconds and a failed
-        command is retried twice at most, so an unreachable Redis is reported
-        within seconds.  ``options`` go to :class:`Matchmaker`.
+        At most :data:`MAX_CONNECTIONS` connections are open at once; a command
+        waits up to 5 s for a free one.  Connecting and reading time out after a
+        few seconds and a failed command is retried twice at most, so an
+        unreachable Redis is reported within seconds.  ``options`` go to
+        :class:`Matchmaker`.
         """
-        client = aioredis.Redis.from_url(
-            url, socket_connect_timeout=2, socket_timeout=3, health_check_interval=15,
+        pool = aioredis.BlockingConnectionPool.from_url(
+            url, max_connections=MAX_CONNECTIONS, timeout=5,
+            socket_connect_timeout=2, socket_timeout=3, health_check_interval=15,
             retry=Retry(ExponentialWithJitterBackoff(base=0.01, cap=0.25), 2),
         )
-        return cls(client, **options)
+        return cls(aioredis.Redis.from_pool(pool), **options)
 
     async def close(self) -> None:
         """Close the connections of this matchmaker's client."""
