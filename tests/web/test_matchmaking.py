@@ -613,3 +613,25 @@ async def test_lobby_without_player_id_is_refused_with_an_error():
     closed = await comm.receive_output(timeout=5)
     assert closed == {"type": "websocket.close", "code": 4401}
     await comm.disconnect()
+
+
+# ---- the home page ---------------------------------------------------------------------------------------
+
+async def test_home_page_has_play_online_panel_and_a_player_id_for_the_lobby():
+    from django.test import AsyncClient
+
+    client = AsyncClient()
+    response = await client.get("/")
+    html = response.content.decode()
+    for element in ('id="play-online"', 'id="seek-status"', 'id="seek-cancel"', 'id="seek-count"',
+                    'id="create-game"', "js/lobby.js"):
+        assert element in html, element
+    cookie = response.cookies[django_settings.SESSION_COOKIE_NAME].value
+    comm = WebsocketCommunicator(application, "/ws/lobby/", headers=[
+        (b"origin", ORIGIN.encode()), (b"host", b"127.0.0.1:8000"),
+        (b"cookie", f"{django_settings.SESSION_COOKIE_NAME}={cookie}".encode())])
+    assert (await comm.connect(timeout=5))[0]
+    assert (await comm.receive_json_from(timeout=5))["type"] == "pool"
+    await comm.send_json_to({"type": "seek", "name": "newcomer"})
+    assert (await next_message(comm))["type"] == "seeking"
+    await comm.disconnect()

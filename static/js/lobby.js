@@ -1,0 +1,228 @@
+// Home page, "Play online" (#lobby): one lobby socket (/ws/lobby/), at most one seek.
+// The server pairs two seeks and sends {type: "paired", url}; the page then goes to the game.
+// The protocol is in docs/protocol.md ("Lobby socket"). Stable element ids for tests:
+// #play-online, #seek-cancel, #seek-status, #seek-count.
+
+import { GameSocket, socketUrl } from './socket.js';
+
+const MESSAGES = {
+  connecting: 'Connecting…',
+  ready: 'Press Play online to meet the next player looking for a game.',
+  requesting: 'Joining the pool…',
+  seeking: 'Looking for an opponent…',
+  cancelling: 'Cancelling…',
+  cancelled: 'Search cancelled.',
+  paired: 'Opponent found! Opening the game…',
+  reconnecting: 'Connection lost; reconnecting…',
+  reseeking: 'Connection lost; your search resumes when it is back…',
+};
+
+/** "0:07", "1:32": the time spent searching. */
+export function formatElapsed(ms) {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+}
+
+/** Only a path on this site (e.g. "/g/k3n8x2pq7a/") is followed, never another origin. */
+export function isSitePath(url) {
+  return typeof url === 'string' && url.startsWith('/') && !url.startsWith('//') && !url.includes('\\');
+}
+
+export class Lobby {
+  /**
+   * @param {object} els  {root, play, cancel, status, count, countLabel, name}: the panel's elements
+   * @param {object} options  {wsPath, pool, navigate(url)}
+   */
+  constructor(els, options) {
+    this.els = els;
+    this.pool = options.pool || 'untimed';
+    this.navigate = options.navigate || ((url) => window.location.assign(url));
+    // idle | requesting | seeking | cancelling | paired
+    this.state = 'idle';
+    this.connected = false;
+    this.startedAt = 0;
+    this.timer = null;
+    this.note = MESSAGES.connecting;
+    this.error = false;
+    this.socket = new GameSocket(
+      socketUrl(options.wsPath || '/ws/lobby/'),
+      {
+        pool: (msg) => this.onPool(msg),
+        seeking: (msg) => this.onSeeking(msg),
+        cancelled: (msg) => this.onCancelled(msg),
+        paired: (msg) => this.onPaired(msg),
+        error: (msg) => this.onError(msg),
+        pong: () => {},
+      },
+      { onState: (state, detail) => this.onConnection(state, detail) },
+    );
+    els.play.addEventListener('click', () => this.seek());
+    els.cancel.addEventListener('click', () => this.cancel());
+  }
+
+  start() {
+    this.render();
+    this.socket.connect();
+  }
+
+  get wanted() {
+    return this.state === 'requesting' || this.state === 'seeking';
+  }
+
+  say(text, error = false) {
+    this.note = text;
+    this.error = error;
+    this.render();
+  }
+
+  seek() {
+    if (this.wanted || this.state === 'paired') return;
+    const name = this.els.name ? this.els.name.value.trim() : '';
+    const message = { type: 'seek', pool: this.pool };
+    if (name) message.name = name;
+    if (!this.socket.send(message)) {
+      this.say('Not connected yet; try again in a moment.', true);
+      return;
+    }
+    this.state = 'requesting';
+    this.say(MESSAGES.requesting);
+  }
+
+  cancel() {
+    if (!this.wanted) return;
+    if (this.socket.send({ type: 'cancel' })) {
+      this.state = 'cancelling';
+      this.say(MESSAGES.cancelling);
+    } else {
+      // Not connected: the server already dropped the seek with the connection.
+      this.state = 'idle';
+      this.stopTimer();
+      this.say(MESSAGES.cancelled);
+    }
+  }
+
+  onConnection(state, detail) {
+    this.connected = state === 'open';
+    if (detail === 'no_session' || detail === 'paired') {
+      this.render();
+      return;
+    }
+    if (state === 'open') {
+      if (this.wanted) {
+        // The seek went with the old connection: seek again.
+        this.state = 'idle';
+        this.seek();
+      } else if (this.state !== 'paired') {
+        this.say(this.note === MESSAGES.connecting || this.note === MESSAGES.reconnecting ? MESSAGES.ready : this.note, this.error);
+      }
+    } else if (state === 'closed' && this.state !== 'paired') {
+      this.say(this.wanted ? MESSAGES.reseeking : MESSAGES.reconnecting);
+    } else {
+      this.render();
+    }
+  }
+
+  onPool(msg) {
+    this.socket.attempts = 0; // a working connection: reset the reconnect backoff
+    if (msg.pool !== this.pool) return;
+    const n = Number(msg.waiting) || 0;
+    this.els.count.textContent = String(n);
+    if (this.els.countLabel) this.els.countLabel.textContent = n === 1 ? 'player' : 'players';
+  }
+
+  onSeeking(msg) {
+    if (this.state !== 'requesting' && this.state !== 'seeking') return;
+    this.state = 'seeking';
+    this.startedAt = this.startedAt || Date.now();
+    this.startTimer();
+    if (msg && msg.pool === this.pool) this.onPool(msg);
+    this.say(MESSAGES.seeking);
+  }
+
+  onCancelled() {
+    if (this.state === 'paired') return;
+    this.state = 'idle';
+    this.stopTimer();
+    this.say(MESSAGES.cancelled);
+  }
+
+  onPaired(msg) {
+    if (!isSitePath(msg.url)) return;
+    this.state = 'paired';
+    this.stopTimer();
+    this.say(MESSAGES.paired);
+    this.socket.stop('paired');
+    this.navigate(msg.url);
+  }
+
+  onError(msg) {
+    const code = msg.code;
+    if (code === 'already_seeking') {
+      this.onSeeking({});
+      return;
+    }
+    if (code === 'no_session') this.socket.stop('no_session');
+    if (this.state !== 'paired') {
+      this.state = 'idle';
+      this.stopTimer();
+    }
+    let text = msg.message || 'Something went wrong.';
+    if (code === 'bad_name') {
+      text = 'Enter your name above (1 to 24 characters), then press Play online.';
+      if (this.els.name) this.els.name.focus();
+    }
+    this.say(text, true);
+  }
+
+  startTimer() {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.render(), 1000);
+  }
+
+  stopTimer() {
+    clearInterval(this.timer);
+    this.timer = null;
+    this.startedAt = 0;
+  }
+
+  render() {
+    const { root, play, cancel, status } = this.els;
+    const searching = this.wanted || this.state === 'cancelling';
+    let text = this.note;
+    if (this.state === 'seeking' && this.note === MESSAGES.seeking && this.startedAt) {
+      text = `${MESSAGES.seeking} ${formatElapsed(Date.now() - this.startedAt)}`;
+    }
+    if (status.textContent !== text) status.textContent = text;
+    status.classList.toggle('error', this.error);
+    status.dataset.state = this.state === 'idle' && !this.connected ? 'connecting' : this.state;
+    root.classList.toggle('searching', searching);
+    play.hidden = searching || this.state === 'paired';
+    play.disabled = !this.connected || this.state === 'paired';
+    cancel.hidden = !searching;
+    cancel.disabled = this.state === 'cancelling';
+  }
+}
+
+function boot() {
+  const root = document.getElementById('lobby');
+  const play = document.getElementById('play-online');
+  if (!root || !play) return;
+  const lobby = new Lobby(
+    {
+      root,
+      play,
+      cancel: document.getElementById('seek-cancel'),
+      status: document.getElementById('seek-status'),
+      count: document.getElementById('seek-count'),
+      countLabel: document.getElementById('seek-count-label'),
+      name: document.getElementById('id_name'),
+    },
+    { wsPath: root.dataset.wsPath, pool: root.dataset.pool },
+  );
+  lobby.start();
+  // For debugging in the console and for browser tests.
+  window.checkersLobby = lobby;
+}
+
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);
+else boot();
