@@ -15,7 +15,7 @@ from .counting import divide, perft
 from .errors import RulesError
 from .game import Game
 from .pdn import GAME_TYPE, read_games
-from .position import Position
+from .position import Color, Position
 
 __all__ = ["main", "replay_game"]
 
@@ -26,29 +26,35 @@ def replay_game(pdn_game):
     """Replay one :class:`~game.rules.PdnGame`.
 
     Returns None when every move plays, else a dict with ``ply`` (1-based ply
-    of the failing move, 0 for the set-up), ``move`` (its text), ``fen`` (the
-    position it was played in) and ``reason`` (error class and message).
+    of the failing move, 0 for the set-up), ``number`` and ``side`` (its move
+    number and the side that played it, as in the move text), ``move`` (its
+    text), ``fen`` (the position it was played in) and ``reason`` (error class
+    and message).
     """
     game_type = pdn_game.tags.get("GameType")
     if game_type is not None and game_type.split(",")[0].strip() not in ("", GAME_TYPE):
-        return {"ply": 0, "move": "", "fen": "", "reason": f"GameType {game_type!r} is not English draughts (21)"}
+        return {"ply": 0, "number": 0, "side": "", "move": "", "fen": "",
+                "reason": f"GameType {game_type!r} is not English draughts (21)"}
     try:
         game = Game(Position.from_fen(pdn_game.start_fen) if pdn_game.start_fen else None)
     except RulesError as exc:
-        return {"ply": 0, "move": "", "fen": pdn_game.start_fen or "",
+        return {"ply": 0, "number": 0, "side": "", "move": "", "fen": pdn_game.start_fen or "",
                 "reason": f"{type(exc).__name__}: bad FEN tag: {exc}"}
+    offset = 0 if game.start.turn is Color.BLACK else 1
     for text in pdn_game.moves:
         before = game.position
         try:
             game.play(text)
         except RulesError as exc:
-            return {"ply": game.ply + 1, "move": text, "fen": before.fen(), "reason": f"{type(exc).__name__}: {exc}"}
+            ply = game.ply + 1
+            return {"ply": ply, "number": (ply - 1 + offset) // 2 + 1, "side": before.turn.label, "move": text,
+                    "fen": before.fen(), "reason": f"{type(exc).__name__}: {exc}"}
     return None
 
 
 def _describe(pdn_game):
-    shown = [f'{name} "{pdn_game.tags[name]}"' for name in _SHOWN_TAGS if name in pdn_game.tags]
-    return ", ".join(shown) or "no tags"
+    names = [name for name in _SHOWN_TAGS if name in pdn_game.tags] or list(pdn_game.tags)
+    return ", ".join(f'{name} "{pdn_game.tags[name]}"' for name in names) or "no tags"
 
 
 def _replay(paths, out, err):
@@ -77,10 +83,13 @@ def _replay(paths, out, err):
                 replayed += 1
                 continue
             rejected += 1
-            move_number = (failure["ply"] + 1) // 2
+            if failure["ply"]:
+                where = (f"at ply {failure['ply']} (move {failure['number']}, {failure['side']}) "
+                         f"{failure['move']!r} in {failure['fen']}")
+            else:
+                where = f"before the first move{' (FEN ' + failure['fen'] + ')' if failure['fen'] else ''}"
             print(f"{path}: game {record.number} (line {record.line}; {_describe(record)}) rejected "
-                  f"at ply {failure['ply']} (move {move_number}) {failure['move']!r} "
-                  f"in {failure['fen'] or '-'}: {failure['reason']}", file=out)
+                  f"{where}: {failure['reason']}", file=out)
     print(f"{games} games, {replayed} replayed, {rejected} rejected", file=out)
     if unreadable:
         return 2

@@ -175,3 +175,69 @@ def test_writer_wraps_long_move_text():
     (back,) = read(text)
     assert back.moves == [str(m) for m in game.moves]
     assert back.tags["Event"] == record.tags["Event"]
+
+
+def test_reader_loose_separators_replay():
+    (game,) = read('[Event "loose"]\n1. 11x15 24-20 2. 8-11 28-24 3. 9x13 22-18 4. 15-22 25-18 *\n')
+    assert game.moves[6:] == ["15-22", "25-18"]
+    assert replay_game(game) is None
+    assert [str(m) for m in Game.from_moves(game.moves).moves] == [
+        "11-15", "24-20", "8-11", "28-24", "9-13", "22-18", "15x22", "25x18"]
+
+
+def test_reader_odd_tags_and_malformed_tag_lines():
+    text = (
+        '[Event"no space"]\n[Black_Player "a [bracketed] name"]\n[WhiteRating ""]\n'
+        '[Broken tag without quotes]\n[Site "x"]\n1. 11-15 *\n'
+    )
+    (game,) = read(text)
+    assert game.tags == {"Event": "no space", "Black_Player": "a [bracketed] name", "WhiteRating": "", "Site": "x"}
+    assert game.moves == ["11-15"]
+
+
+def test_reader_setup_without_fen_and_fen_without_setup():
+    first, second = read('[SetUp "1"]\n1. 11-15 *\n\n[FEN "W:W21,22:B1,2."]\n1... 21-17 *\n')
+    assert first.start_fen is None and replay_game(first) is None
+    assert second.start_fen == "W:W21,22:B1,2" and replay_game(second) is None
+
+
+def test_reader_game_after_result_without_tags_starts_new_game():
+    first, second = read("1. 11-15 23-19 1-0\n1. 9-13 22-18 0-1\n")
+    assert (first.moves, first.result, second.moves, second.result) == (
+        ["11-15", "23-19"], "1-0", ["9-13", "22-18"], "0-1")
+
+
+def test_reader_binary_handle_and_cr_line_ends():
+    data = '\ufeff[Event "cr"]\r1. 11-15 23-19\r*\r'.encode("utf-8")
+    (game,) = list(read_games(io.BytesIO(data)))
+    assert game.tags == {"Event": "cr"} and game.moves == ["11-15", "23-19"] and game.result == "*"
+
+
+def test_replay_reports_illegal_move_precisely_and_goes_on():
+    text = (
+        '[Event "one"]\n1. 11-15 24-20 *\n\n'
+        '[Event "two"]\n[FEN "W:W18,27:B14,1"]\n1... 18x9 2. 1-5 27-23 3. 5x14 23-16 *\n\n'
+        '[Event "three"]\n1. 11-15 24-20 *\n'
+    )
+    games = read(text)
+    assert [replay_game(game) is None for game in games] == [True, False, True]
+    failure = replay_game(games[1])
+    assert (failure["ply"], failure["number"], failure["side"], failure["move"]) == (5, 3, "White", "23-16")
+    assert failure["fen"] == "W:W23:B14" and "IllegalMoveError" in failure["reason"]
+
+
+def test_writer_output_read_back_by_pydraughts():
+    pdn = pytest.importorskip("draughts.PDN")
+    with open(PDN_FILES[0], encoding="utf-8") as handle:
+        records = list(read_games(handle))[:10]
+    for record in records:
+        game = Game.from_moves(record.moves)
+        tags = {name: record.tags[name] for name in ("Event", "Site", "Date", "Black", "White") if name in record.tags}
+        tags["Result"] = record.result
+        text = game_to_pdn(game, tags)
+        (theirs,) = pdn.PDNReader(pdn_text=text).games
+        (ours,) = read(text)
+        assert theirs.moves == ours.moves == [str(m) for m in game.moves]
+        assert theirs.tags == ours.tags
+        assert theirs.game_ending == ours.result == record.result
+        assert theirs.variant == "english"
