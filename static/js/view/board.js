@@ -407,10 +407,21 @@ export class BoardView {
     }
   }
 
-  /** True while the keyboard or a selection is being used to pick a move (arrows move the cursor). */
+  /**
+   * True while Left/Right belong to the board's cursor: a piece is selected, or a seated player
+   * is using the keyboard cursor in a game in play (on either turn, so that waiting for the
+   * opponent never turns arrow presses into replay steps). Otherwise they step through the moves.
+   */
   selecting() {
     const ctrl = this.ctrl;
-    return ctrl.canInput && (ctrl.path.length > 0 || this.keyboard);
+    if (ctrl.path.length > 0) return true;
+    return (
+      this.keyboard &&
+      document.activeElement === this.root &&
+      !!ctrl.you &&
+      ctrl.status === 'active' &&
+      !ctrl.replaying
+    );
   }
 
   /** Where the cursor starts: the selected piece, else the first movable piece, else bottom-left dark square. */
