@@ -9,6 +9,7 @@ service call off the event loop, and any refusal is answered with an
 
 from __future__ import annotations
 
+import functools
 import logging
 
 import limits
@@ -47,10 +48,13 @@ ACTION_SERVICES = {
 #: Close code sent when the game in the URL does not exist.
 CLOSE_NO_SUCH_GAME = 4404
 
-#: Messages one socket may send (``GAME_SOCKET_RATE_LIMIT``, default 30 a second and 600 a minute);
-#: past that each message is dropped with a ``rate_limited`` error.
-RATE_LIMITS = limits.parse_many(settings.GAME_SOCKET_RATE_LIMIT)
 _limiter = MovingWindowRateLimiter(MemoryStorage())
+
+
+@functools.cache
+def rate_limits(spec: str) -> list[limits.RateLimitItem]:
+    """The parsed ``GAME_SOCKET_RATE_LIMIT`` (default 30 a second and 600 a minute per socket)."""
+    return limits.parse_many(spec)
 
 
 class GameConsumer(AsyncJsonWebsocketConsumer):
@@ -100,7 +104,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     async def within_rate_limit(self) -> bool:
         """Count one message of this socket; False (after telling the client, at most once a second) when over."""
         allowed = True
-        for item in RATE_LIMITS:
+        for item in rate_limits(settings.GAME_SOCKET_RATE_LIMIT):
             allowed = await _limiter.hit(item, "game-socket", self.channel_name) and allowed
         if not allowed and await _limiter.hit(limits.parse("1/second"), "rate-notice", self.channel_name):
             await self.send_json({"type": "error", "code": "rate_limited",
