@@ -211,6 +211,8 @@ class Game:
         position = self.position
         if isinstance(move, str):
             move = position.parse_move(move)
+        else:
+            move = position.legal_move(move)
         after = position.play(move)
         progress = 0 if move.is_capture or position.is_man_move(move) else self._progress[-1] + 1
         self._moves.append(move)

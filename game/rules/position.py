@@ -488,9 +488,20 @@ class Position:
         >>> p.play(p.parse_move("8x31")).fen()
         'W:W27:BK31'
         """
-        if not isinstance(move, Move) or move not in self.legal_moves():
-            raise IllegalMoveError(f"{move} is not a legal move in {self.fen()}")
-        return self._apply(move)
+        return self._apply(self.legal_move(move))
+
+    def legal_move(self, move):
+        """The legal :class:`Move` equal to ``move`` (as generated, with :attr:`Move.crowns` set).
+
+        Raises :class:`IllegalMoveError` when ``move`` is not legal here (or not a :class:`Move`).
+        """
+        if isinstance(move, Move):
+            if self._moves is None:
+                self.legal_moves()
+            for legal in self._moves:
+                if legal == move:
+                    return legal
+        raise IllegalMoveError(f"{move} is not a legal move in {self.fen()}")
 
     def _apply(self, move):
         start = 1 << (move.path[0] - 1)

@@ -130,3 +130,24 @@ def test_multi_jump_setups_agree_with_pydraughts(seed):
     rng = random.Random(2000 + seed)
     for _ in range(60 * SCALE):
         assert_same_after_every_move(crowded_king_setup(rng))
+
+
+# pydraughts 0.6.7 accepts these position strings (and then plays on them);
+# RULES.md calls each invalid, so we refuse them. Kept as a record of the
+# disagreement.
+FENS_PYDRAUGHTS_ACCEPTS = [
+    ("B:W21,21:B1", "repeated square"),
+    ("B:W21:B21", "both sides"),
+    ("B:W2:B1", "crowning row"),
+    ("B:W21:B30", "crowning row"),
+    ("B:W33:B1", "outside 1-32"),
+    ("X:W21:B1", "side to move"),
+]
+
+
+@pytest.mark.parametrize("fen, words", FENS_PYDRAUGHTS_ACCEPTS)
+def test_fens_pydraughts_accepts_are_refused(fen, words):
+    from game.rules import InvalidFenError
+
+    with pytest.raises(InvalidFenError, match=words):
+        Position.from_fen(fen)

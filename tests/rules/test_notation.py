@@ -104,6 +104,12 @@ def test_play_accepts_equal_move_value():
     assert position.play(Move((11, 15))) == position.play(position.parse_move("11-15"))
 
 
+def test_play_of_hand_built_move_still_crowns():
+    position = Position.from_fen("B:W11:B28")
+    assert position.play(Move((28, 32))).board()[32] == "B"
+    assert position.legal_move(Move((28, 32))).crowns
+
+
 def test_move_is_immutable_value():
     move = Position.initial().parse_move("11-15")
     assert move == Move((11, 15), ()) and hash(move) == hash(Move((11, 15)))
