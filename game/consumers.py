@@ -16,8 +16,8 @@ import limits
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
-from limits.aio.storage import MemoryStorage
-from limits.aio.strategies import MovingWindowRateLimiter
+from limits.storage import MemoryStorage
+from limits.strategies import MovingWindowRateLimiter
 
 from game import presence, services
 from game.broadcast import group_name, publish
@@ -48,7 +48,10 @@ ACTION_SERVICES = {
 #: Close code sent when the game in the URL does not exist.
 CLOSE_NO_SUCH_GAME = 4404
 
+# In memory, per process: a socket lives in one process.  The synchronous limiter
+# only takes a thread lock for a few dict operations, so it never waits on I/O.
 _limiter = MovingWindowRateLimiter(MemoryStorage())
+NOTICE_LIMIT = limits.parse("1/second")
 
 
 @functools.cache
@@ -105,8 +108,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         """Count one message of this socket; False (after telling the client, at most once a second) when over."""
         allowed = True
         for item in rate_limits(settings.GAME_SOCKET_RATE_LIMIT):
-            allowed = await _limiter.hit(item, "game-socket", self.channel_name) and allowed
-        if not allowed and await _limiter.hit(limits.parse("1/second"), "rate-notice", self.channel_name):
+            allowed = _limiter.hit(item, "game-socket", self.channel_name) and allowed
+        if not allowed and _limiter.hit(NOTICE_LIMIT, "rate-notice", self.channel_name):
             await self.send_json({"type": "error", "code": "rate_limited",
                                   "message": "Too many messages; slow down."})
         return allowed
