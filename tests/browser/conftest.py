@@ -8,6 +8,7 @@ and the same Redis as the rest of the suite.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -24,10 +25,28 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
+#: Where a failed test leaves a screenshot and the HTML of each of its pages, and the server logs.
+FAILURES = Path(os.environ.get("BROWSER_FAILURES_DIR", "/tmp/browser-failures"))
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         if "tests/browser/" in str(item.fspath):
             item.add_marker(pytest.mark.browser)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """When a browser test fails, save what its pages showed while they are still open."""
+    report = yield
+    factory = getattr(item, "funcargs", {}).get("new_context")
+    if report.when == "call" and report.failed and factory is not None:
+        try:
+            folder = _save_failure(item, factory.contexts)
+            report.sections.append(("browser failure details", f"saved in {folder}"))
+        except Exception as exc:  # never hide the test's own failure
+            report.sections.append(("browser failure details", f"could not be saved: {exc!r}"))
+    return report
 
 
 def free_port() -> int:
@@ -69,12 +88,17 @@ def server_env(tmp_path_factory):
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
     })
     env.setdefault("REDIS_URL", "redis://127.0.0.1:6380/0")
-    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env,
-                   check=True, capture_output=True)
     static = tmp_path_factory.mktemp("static")
-    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput"], cwd=ROOT,
-                   env={**env, "DJANGO_STATIC_ROOT": str(static)}, check=True, capture_output=True)
     env["DJANGO_STATIC_ROOT"] = str(static)
+    # The two commands are independent: run them side by side.
+    commands = [[sys.executable, "manage.py", "migrate", "--noinput"],
+                [sys.executable, "manage.py", "collectstatic", "--noinput"]]
+    procs = [subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+             for cmd in commands]
+    for cmd, proc in zip(commands, procs):
+        output, _ = proc.communicate(timeout=120)
+        if proc.returncode:
+            raise RuntimeError(f"{' '.join(cmd[1:])} failed:\n{output.decode(errors='replace')[-3000:]}")
     yield env
     try:
         next(gen)
@@ -91,13 +115,14 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
         self.proc = None
+        self.log = None
 
     def start(self) -> None:
-        log = open(self.log_path, "ab")
+        self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port),
              "checkers_site.asgi:application"],
-            cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -110,21 +135,44 @@ class Server:
                 time.sleep(0.1)
         raise RuntimeError("daphne did not start within 30 s")
 
-    def stop(self) -> None:
+    def stop(self, kill: bool = False) -> None:
+        """Stop the server: SIGTERM (a clean shutdown), or SIGKILL with ``kill=True`` (a crash)."""
         if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
+            if kill:
+                self.proc.kill()
+            else:
+                self.proc.terminate()
             try:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        if self.log:
+            self.log.close()
+            self.log = None
+
+
+_servers: list[Server] = []
 
 
 @pytest.fixture(scope="session")
 def server(server_env, tmp_path_factory):
     srv = Server(server_env, tmp_path_factory.mktemp("daphne") / "daphne.log")
     srv.start()
+    _servers.append(srv)
     yield srv
+    _servers.remove(srv)
+    srv.stop()
+
+
+@pytest.fixture
+def own_server(server_env, tmp_path):
+    """A server of the test's own (same database, another port), for tests that stop and restart it."""
+    srv = Server(server_env, tmp_path / "daphne.log")
+    srv.start()
+    _servers.append(srv)
+    yield srv
+    _servers.remove(srv)
     srv.stop()
 
 
@@ -140,17 +188,52 @@ def browser():
         chromium.close()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _expect_timeout():
+    """Playwright's ``expect`` waits up to 10 s (its default is 5 s) in the browser tests."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=10_000)
+
+
+def _save_failure(item, contexts) -> Path:
+    """Screenshot and HTML of every open page, and the tail of each server's log."""
+    folder = FAILURES / re.sub(r"[^\w.-]+", "_", item.nodeid)
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, context in enumerate(contexts):
+        for j, page in enumerate(context.pages):
+            try:
+                page.screenshot(path=str(folder / f"page-{i}-{j}.png"), timeout=5_000)
+                (folder / f"page-{i}-{j}.html").write_text(f"<!-- {page.url} -->\n" + page.content())
+            except Exception as exc:  # a crashed or closed page: keep going
+                (folder / f"page-{i}-{j}.error.txt").write_text(repr(exc))
+    for k, srv in enumerate(_servers):
+        if srv.log_path.exists():
+            (folder / f"server-{k}.log").write_bytes(srv.log_path.read_bytes()[-20_000:])
+    return folder
+
+
 @pytest.fixture
 def new_context(browser):
-    """Factory for fresh browser contexts (separate cookies: separate people); all closed afterwards."""
+    """Factory for fresh browser contexts (separate cookies: separate people); all closed afterwards.
+
+    Uncaught script errors on any page of these contexts fail the test at teardown. When the test
+    fails, screenshots and HTML of its pages and the server logs are saved (``FAILURES``).
+    """
     contexts = []
+    page_errors = []
 
     def make():
-        context = browser.new_context(viewport={"width": 1100, "height": 850})
+        # Reduced motion: no CSS transitions or endless pulses to wait for or to paint.
+        context = browser.new_context(viewport={"width": 1100, "height": 850}, reduced_motion="reduce")
         context.set_default_timeout(10_000)
+        context.on("page", lambda page: page.on(
+            "pageerror", lambda err: page_errors.append(f"{page.url}: {err}")))
         contexts.append(context)
         return context
 
+    make.contexts = contexts
     yield make
     for context in contexts:
         context.close()
+    assert not page_errors, "uncaught errors in the pages:\n" + "\n".join(page_errors)
