@@ -1,0 +1,140 @@
+"""The computer's playing levels, and the functions the worker processes run.
+
+A :class:`Level` limits the search (depth in plies, time budget in ms) and
+makes the weaker levels human: now and then they play a random legal move,
+and they add noise to the scores of their candidate moves.
+
+The worker functions (:func:`play`, :func:`analyse`, :func:`draw_score`)
+take and return plain data (FEN strings, lists, dicts), so that they can be
+sent to another process; they are what :class:`~game.engine.pool.EnginePool`
+runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+from game.rules import Position
+
+from .search import WIN, _Searcher, search
+from .movegen import children, state_of, to_rules_move
+
+__all__ = ["Level", "LEVELS", "level", "choose_move", "play", "analyse", "draw_score", "ANALYSIS_MAX_MS"]
+
+#: The longest search the analysis board may ask for (ms).
+ANALYSIS_MAX_MS = 3000
+
+
+@dataclasses.dataclass(frozen=True)
+class Level:
+    """One playing strength.
+
+    ``number``: 1 (weakest) to 5; ``name``: for people; ``depth``: deepest
+    iteration in plies (None: as deep as the time allows); ``time_ms``: time
+    budget per move in milliseconds; ``blunder``: probability (0-1) of playing
+    a random legal move instead of searching; ``noise``: the spread (hundredths
+    of a man) of the random amount added to each candidate move's score.
+    """
+
+    number: int
+    name: str
+    depth: int | None
+    time_ms: int
+    blunder: float = 0.0
+    noise: int = 0
+
+    @property
+    def player_name(self) -> str:
+        """The computer's display name at this level, e.g. ``'Computer (level 3)'``."""
+        return f"Computer (level {self.number})"
+
+
+#: The levels, weakest first: LEVELS[n - 1] is level n.
+LEVELS = (
+    Level(1, "Beginner", depth=2, time_ms=300, blunder=0.2, noise=60),
+    Level(2, "Casual", depth=4, time_ms=500, blunder=0.06, noise=25),
+    Level(3, "Club player", depth=None, time_ms=300),
+    Level(4, "Expert", depth=None, time_ms=1000),
+    Level(5, "Master", depth=None, time_ms=2500),
+)
+
+
+def level(number: int) -> Level:
+    """The :class:`Level` numbered ``number`` (1-5). Raises ValueError for another number."""
+    if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= len(LEVELS):
+        raise ValueError(f"there is no level {number!r}: choose 1 to {len(LEVELS)}")
+    return LEVELS[number - 1]
+
+
+def _noisy_choice(position: Position, depth: int, noise: int, rng: random.Random) -> dict:
+    """Score every root move to ``depth`` plies, add noise, and take the best: a fallible player."""
+    own, opp, kings, black = state_of(position)
+    moves, _ = children(own, opp, kings, black)
+    searcher = _Searcher(None, [])
+    scored = []
+    for mkey, new_own, new_opp, new_kings, _irr, _n in moves:
+        score = -searcher.node(new_opp, new_own, new_kings, not black, depth - 1, -WIN - 1, WIN + 1, 1, 0)
+        scored.append((score + rng.gauss(0, noise), score, mkey))
+    _, score, mkey = max(scored)
+    move = to_rules_move(position, mkey)
+    return {"move": str(move), "score": score, "depth": depth, "pv": [str(move)], "nodes": searcher.nodes}
+
+
+def choose_move(position: Position, chosen: Level, *, history=(), no_progress: int = 0,
+                rng: random.Random | None = None) -> dict:
+    """The move the computer plays at level ``chosen``, as plain data.
+
+    Returns ``{"move": str (full notation), "score": int (hundredths of a man,
+    side to move's view), "depth": int (plies), "pv": [str], "nodes": int,
+    "random": bool (a deliberate blunder)}``. ``history`` and ``no_progress``
+    as in :func:`~game.engine.search`. Raises ValueError when the side to move
+    has no legal move.
+    """
+    rng = rng or random.Random()
+    legal = position.legal_moves()
+    if not legal:
+        raise ValueError(f"no legal move in {position.fen()}: the game is over")
+    if len(legal) > 1 and chosen.blunder and rng.random() < chosen.blunder:
+        move = rng.choice(legal)
+        return {"move": str(move), "score": 0, "depth": 0, "pv": [str(move)], "nodes": 0, "random": True}
+    if chosen.noise and chosen.depth and len(legal) > 1:
+        return {**_noisy_choice(position, chosen.depth, chosen.noise, rng), "random": False}
+    result = search(position, time_ms=chosen.time_ms, depth=chosen.depth, history=list(history),
+                    no_progress=no_progress)
+    return {**result.as_dict(), "random": False}
+
+
+def play(fen: str, number: int, history: list[str] = (), no_progress: int = 0, seed: int | None = None) -> dict:
+    """Worker function: :func:`choose_move` at level ``number`` for the position ``fen``.
+
+    ``history``: FENs of the game's earlier positions, oldest first. Raises
+    :class:`~game.rules.InvalidFenError` for a bad FEN, ValueError for an
+    unknown level or a position without legal moves.
+    """
+    position = Position.from_fen(fen)
+    earlier = [Position.from_fen(text) for text in history]
+    return choose_move(position, level(number), history=earlier, no_progress=no_progress,
+                       rng=random.Random(seed))
+
+
+def analyse(fen: str, time_ms: int, history: list[str] = (), no_progress: int = 0) -> dict:
+    """Worker function: the engine's best line for ``fen`` within ``time_ms`` (capped at :data:`ANALYSIS_MAX_MS`).
+
+    Returns :meth:`SearchResult.as_dict` (``move`` None when the side to move
+    has no legal move). Raises :class:`~game.rules.InvalidFenError` for a bad FEN.
+    """
+    position = Position.from_fen(fen)
+    earlier = [Position.from_fen(text) for text in history]
+    budget = max(1, min(int(time_ms), ANALYSIS_MAX_MS))
+    return search(position, time_ms=budget, history=earlier, no_progress=no_progress).as_dict()
+
+
+def draw_score(fen: str, time_ms: int = 300, history: list[str] = (), no_progress: int = 0) -> int:
+    """Worker function: the score of ``fen`` for its side to move (hundredths of a man), to answer a draw offer.
+
+    ``-WIN`` when the side to move has no legal move.
+    """
+    position = Position.from_fen(fen)
+    earlier = [Position.from_fen(text) for text in history]
+    return search(position, time_ms=time_ms, history=earlier, no_progress=no_progress).score
