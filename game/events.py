@@ -8,7 +8,8 @@ documented in ``docs/protocol.md`` and checked by ``tests/web/test_events.py``.
     {"id": str, "status": "waiting"|"active"|"finished"|"aborted",
      "fen": str (PDN FEN), "turn": "B"|"W", "ply": int,
      "legal": [str, ...]  (full notation; empty when the game is not active),
-     "seats": {"B": {"name": str|None}, "W": {"name": str|None}},
+     "seats": {"B": {"name": str|None}, "W": {"name": str|None}}  (plus "computer": level 1-5
+              in the seat the computer holds),
      "result": "1-0"|"0-1"|"1/2-1/2"|"*", "termination": str|None, "winner": "B"|"W"|None,
      "reason": str|None  (human text, e.g. "White has no legal move"),
      "no_progress": int (plies since the last capture or man move),
@@ -19,7 +20,7 @@ documented in ``docs/protocol.md`` and checked by ``tests/web/test_events.py``.
 
 from __future__ import annotations
 
-from game import rules
+from game import computer, rules
 from game.models import Game
 
 
@@ -43,8 +44,8 @@ def state(game: Game, record: rules.Game) -> dict:
         "ply": game.ply,
         "legal": [str(m) for m in record.position.legal_moves()] if active else [],
         "seats": {
-            "B": {"name": game.black_name or None},
-            "W": {"name": game.white_name or None},
+            "B": {"name": game.black_name or None, **computer.seat_info(game.black_player)},
+            "W": {"name": game.white_name or None, **computer.seat_info(game.white_player)},
         },
         "result": game.result,
         "termination": game.termination or None,
