@@ -7,7 +7,7 @@ Run from the repository root::
 
 All figures are single-process CPython. Times are the process's CPU time
 (time.process_time), so other load on the machine disturbs them less than wall
-time would. Leaves/s is perft's leaf count divided by that time; both programs
+time would; perft rows also show wall time. Leaves/s is perft's leaf count divided by that time; both programs
 count the last ply in bulk (moves at the last ply are counted, not played), so
 the ratio compares the same work.
 """
@@ -52,6 +52,15 @@ def timed(function, *args, minimum=0.5):
             return result, elapsed / calls
 
 
+def report(depth, function, position, argument):
+    """Run ``function(position, argument)`` once and print one perft table row."""
+    began, wall = time.process_time(), time.perf_counter()
+    count = function(position, argument)
+    elapsed, wall = time.process_time() - began, time.perf_counter() - wall
+    ok = "ok" if count == EXPECTED[depth] else f"WRONG, expected {EXPECTED[depth]}"
+    print(f"{depth:>5} {count:>12,} {elapsed:>9.3f} {wall:>9.3f} {count / elapsed:>12,.0f}  {ok}")
+
+
 def pydraughts_perft(board, depth):
     """pydraughts perft with bulk counting at the last ply, like ours."""
     moves = board.legal_moves()
@@ -76,28 +85,16 @@ def main(argv=None):
     print(f"Python {platform.python_version()} ({platform.python_implementation()}), {platform.machine()}")
     print()
     print("perft from the start (bulk counting at the last ply)")
-    print(f"{'depth':>5} {'leaves':>12} {'seconds':>9} {'leaves/s':>12}  check")
+    print(f"{'depth':>5} {'leaves':>12} {'cpu s':>9} {'wall s':>9} {'leaves/s':>12}  check")
     start = Position.initial()
     for depth in range(1, args.depth + 1):
-        began = time.process_time()
-        count = perft(start, depth)
-        elapsed = time.process_time() - began
-        ok = "ok" if count == EXPECTED[depth] else f"WRONG, expected {EXPECTED[depth]}"
-        print(f"{depth:>5} {count:>12,} {elapsed:>9.3f} {count / elapsed:>12,.0f}  {ok}")
+        report(depth, perft, start, depth)
     if args.deep:
-        began = time.process_time()
-        count = perft(start, 10)
-        elapsed = time.process_time() - began
-        ok = "ok" if count == EXPECTED[10] else f"WRONG, expected {EXPECTED[10]}"
-        print(f"{10:>5} {count:>12,} {elapsed:>9.3f} {count / elapsed:>12,.0f}  {ok}")
+        report(10, perft, start, 10)
         print()
         print("perft from the start with a transposition table")
         for depth in range(10, 13):
-            began = time.process_time()
-            count = perft(start, depth, transpositions=True)
-            elapsed = time.process_time() - began
-            ok = "ok" if count == EXPECTED[depth] else f"WRONG, expected {EXPECTED[depth]}"
-            print(f"{depth:>5} {count:>12,} {elapsed:>9.3f} {count / elapsed:>12,.0f}  {ok}")
+            report(depth, lambda p, d: perft(p, d, transpositions=True), start, depth)
 
     print()
     print("Position.legal_moves() on a fresh position (moves not yet cached), mean of 20,000 calls")
