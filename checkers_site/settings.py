@@ -18,6 +18,10 @@ Environment variables:
 ``MATCHMAKING_PREFIX``      key prefix of the seek pools (default ``mm``).
 ``MATCHMAKING_SEEK_TTL``    seconds a seek lives once its socket stops refreshing it (default 10).
 ``MATCHMAKING_HEARTBEAT``   seconds between refreshes (default 3; at most a third of the TTL).
+``ENGINE_WORKERS``          engine worker processes, searches running at once (default 2).
+``ENGINE_POOL``             ``process`` (default) or ``thread``.
+``ENGINE_MAX_WAITING``      searches that may wait for a worker before the engine says busy (8).
+``COMPUTER_MIN_THINK_MS``   the least time the computer takes over a move (default 400).
 """
 
 from pathlib import Path
@@ -118,6 +122,14 @@ MATCHMAKING_HEARTBEAT = env.float("MATCHMAKING_HEARTBEAT", default=3.0)
 
 #: Messages one game socket may send (limits' notation); more are refused with ``rate_limited``.
 GAME_SOCKET_RATE_LIMIT = env("GAME_SOCKET_RATE_LIMIT", default="30/second;600/minute")
+
+# The engine (game/engine, game/computer_play.py): searches for the computer and the analysis
+# board run in ENGINE_WORKERS worker processes (or threads), ENGINE_MAX_WAITING more may queue.
+ENGINE_WORKERS = env.int("ENGINE_WORKERS", default=2)
+ENGINE_POOL = env("ENGINE_POOL", default="process")
+ENGINE_MAX_WAITING = env.int("ENGINE_MAX_WAITING", default=8)
+#: The least time (ms) the computer takes over a move.
+COMPUTER_MIN_THINK_MS = env.int("COMPUTER_MIN_THINK_MS", default=400)
 
 SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 365

@@ -19,7 +19,7 @@ from django.conf import settings
 from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 
-from game import presence, services
+from game import computer, computer_play, presence, services
 from game.broadcast import group_name, publish
 from game.protocol import (
     Action,
@@ -74,10 +74,13 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=CLOSE_NO_SUCH_GAME)
             return
         self.role = snapshot["you"] or "S"
+        self.computer = computer.has_computer(snapshot["state"])
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         await self.send_json(snapshot)
         await self.announce(await presence.enter(self.game_id, self.channel_name, self.role))
+        if self.computer:
+            computer_play.wake(self.game_id)  # resumes the computer's turn after a restart or reconnect
 
     async def disconnect(self, code):
         if hasattr(self, "role"):
@@ -103,6 +106,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json(exc.as_event())
             if exc.code in ("stale", "bad_version"):
                 await self.send_snapshot()
+        finally:
+            if self.computer:
+                computer_play.wake(self.game_id)  # the computer's reply, off the event loop
 
     async def within_rate_limit(self) -> bool:
         """Count one message of this socket; False (after telling the client, at most once a second) when over."""

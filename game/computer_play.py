@@ -1,0 +1,219 @@
+"""The computer's side of a game: it moves, answers draw offers and accepts rematches through the services.
+
+:func:`wake` is the one entry point: "look at this game and do what the
+computer should do now". The game socket calls it when a socket opens and
+after every message, so a game in which the computer is to move resumes by
+itself after a server restart or a reconnect. It returns at once; the work
+runs in a task of the event loop, at most one per game and process:
+
+1. read the game (off the loop);
+2. if the opponent's draw offer is pending, score the position in the engine
+   pool and accept (the computer stands worse, or the ending is level and
+   nearly bare) or decline it;
+3. if the computer is to move, search in the engine pool (never on the
+   loop) and play the move with :func:`game.services.play_move`, passing the
+   version read in step 1: if anything changed the position meanwhile, the
+   service refuses the move as ``stale`` and the computer looks again, so a
+   stale move is never played;
+4. after the game, accept the opponent's rematch proposal;
+5. publish the events like any other, and look again until nothing is left
+   to do.
+
+Two server processes may each run a search for the same game (two sockets on
+two processes); the version check lets only one move land.
+
+Settings: ``ENGINE_WORKERS`` (2), ``ENGINE_POOL`` (``process`` or
+``thread``), ``ENGINE_MAX_WAITING`` (8), ``COMPUTER_MIN_THINK_MS`` (400: the
+least time the computer takes over a move, so that its reply does not land
+before the player's own move has been drawn).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import random
+import time
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+
+from game import computer, rules, services
+from game.broadcast import publish
+from game.engine import EngineBusy, EnginePool, levels
+from game.models import Game
+
+log = logging.getLogger(__name__)
+
+#: The computer accepts a draw when its score is at most this (hundredths of a man: it stands worse) ...
+DRAW_ACCEPT_BELOW = -40
+#: ... or when at most this many pieces are left and the score is within DRAW_LEVEL of even.
+DRAW_BARE_PIECES = 8
+DRAW_LEVEL = 40
+#: Milliseconds the computer thinks about a draw offer.
+DRAW_THINK_MS = 300
+#: Steps one task takes at most before it stops (a safety net; a game needs one or two per wake).
+MAX_STEPS = 400
+#: Refusals in a row after which a task stops (the next message or reconnect wakes the computer again).
+MAX_REFUSALS = 3
+
+_pool: EnginePool | None = None
+_tasks: dict[str, asyncio.Task] = {}
+_again: set[str] = set()
+
+
+def engine_pool() -> EnginePool:
+    """The process-wide engine pool, built from the settings on first use."""
+    global _pool
+    if _pool is None:
+        _pool = EnginePool(workers=getattr(settings, "ENGINE_WORKERS", 2),
+                           kind=getattr(settings, "ENGINE_POOL", "process"),
+                           max_waiting=getattr(settings, "ENGINE_MAX_WAITING", 8))
+    return _pool
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """One thing the computer should do in a game now.
+
+    ``kind``: ``"move"``, ``"draw"`` (answer the opponent's offer) or
+    ``"rematch"`` (accept the opponent's proposal); ``bot``: the computer's
+    player id; ``level``: its level; ``seat``: its seat; ``fen``: the current
+    position; ``history``: FENs of the positions since the last capture or
+    man move, oldest first; ``no_progress``: plies since then; ``v``: the
+    game's version when read.
+    """
+
+    kind: str
+    bot: str
+    level: int
+    seat: str
+    fen: str = ""
+    history: tuple[str, ...] = ()
+    no_progress: int = 0
+    v: int = 0
+
+
+def next_job(game_id: str) -> Job | None:
+    """What the computer should do in ``game_id`` now, or None (synchronous: reads the database)."""
+    game = Game.objects.filter(pk=game_id).first()
+    if game is None:
+        return None
+    bots = {seat: computer.level_of(pid) for seat, pid in (("B", game.black_player), ("W", game.white_player))}
+    bots = {seat: number for seat, number in bots.items() if number}
+    if not bots:
+        return None
+    ids = {"B": game.black_player, "W": game.white_player}
+    if game.status == Game.Status.ACTIVE:
+        record = services.game_record(game)
+        if record.is_over:
+            return None
+        position = record.position
+        kept = record.no_progress_plies
+        history = tuple(p.fen() for p in record.positions[-1 - kept:-1]) if kept else ()
+        common = {"fen": position.fen(), "history": history, "no_progress": kept, "v": game.version}
+        answerer = {"B": "W", "W": "B"}.get(game.draw_offer)
+        if answerer in bots:
+            return Job("draw", ids[answerer], bots[answerer], answerer, **common)
+        turn = position.turn.value
+        if turn in bots:
+            return Job("move", ids[turn], bots[turn], turn, **common)
+        return None
+    if game.is_over and game.rematch_offer and not game.next_game_id:
+        answerer = {"B": "W", "W": "B"}[game.rematch_offer]
+        if answerer in bots and game.black_player and game.white_player:
+            return Job("rematch", ids[answerer], bots[answerer], answerer, v=game.version)
+    return None
+
+
+def wake(game_id: str) -> asyncio.Task:
+    """Make the computer act in ``game_id`` if it has something to do; returns at once.
+
+    Must be called from the event loop. While this process already works on
+    the game, the running task looks again when it is done instead of
+    starting a second one. Returns the task (tests await it).
+    """
+    task = _tasks.get(game_id)
+    if task is not None and not task.done():
+        _again.add(game_id)
+        return task
+    task = asyncio.get_running_loop().create_task(_work(game_id), name=f"computer:{game_id}")
+    _tasks[game_id] = task
+
+    def forget(done: asyncio.Task) -> None:
+        if _tasks.get(game_id) is done:
+            del _tasks[game_id]
+
+    task.add_done_callback(forget)
+    return task
+
+
+def busy(game_id: str) -> bool:
+    """True while this process works on the computer's turn in ``game_id``."""
+    task = _tasks.get(game_id)
+    return task is not None and not task.done()
+
+
+async def _work(game_id: str) -> None:
+    refused = 0
+    try:
+        for _ in range(MAX_STEPS):
+            _again.discard(game_id)
+            job = await database_sync_to_async(next_job)(game_id)
+            if job is None:
+                if game_id in _again:
+                    continue
+                return
+            try:
+                events = await _carry_out(game_id, job)
+            except services.ActionError as exc:
+                # The game changed under us (a move, a resignation): look again, a few times.
+                log.info("computer in %s: %s refused (%s)", game_id, job.kind, exc.code)
+                refused += 1
+                if refused >= MAX_REFUSALS:
+                    log.warning("computer in %s: refused %d times in a row; giving up until the next wake",
+                                game_id, refused)
+                    return
+                continue
+            refused = 0
+            await publish(game_id, events)
+    except EngineBusy:
+        log.warning("computer in %s: the engine is busy; the next message or reconnect retries", game_id)
+    except Exception:
+        log.exception("computer in %s failed", game_id)
+    finally:
+        _again.discard(game_id)
+
+
+async def _carry_out(game_id: str, job: Job) -> list[dict]:
+    """Do ``job``; return the events to publish. Raises :class:`services.ActionError` when refused."""
+    pool = engine_pool()
+    if job.kind == "rematch":
+        outcome = await database_sync_to_async(services.offer_rematch)(game_id, job.bot)
+        return outcome.events
+    if job.kind == "draw":
+        score = await pool.run(levels.draw_score, job.fen, DRAW_THINK_MS, list(job.history), job.no_progress)
+        turn = rules.Position.from_fen(job.fen).turn.value
+        mine = score if turn == job.seat else -score
+        outcome = await database_sync_to_async(services.answer_draw)(game_id, job.bot, accept=accepts_draw(job.fen, mine))
+        return outcome.events
+    started = time.monotonic()
+    choice = await pool.run(levels.play, job.fen, job.level, list(job.history), job.no_progress,
+                            random.randrange(2**32))
+    wait = getattr(settings, "COMPUTER_MIN_THINK_MS", 400) / 1000 - (time.monotonic() - started)
+    if wait > 0:
+        await asyncio.sleep(wait)
+    outcome = await database_sync_to_async(services.play_move)(game_id, job.bot, choice["move"], job.v)
+    return outcome.events
+
+
+def accepts_draw(fen: str, score: int) -> bool:
+    """Whether the computer accepts a draw in ``fen`` when its own score there is ``score`` (hundredths of a man).
+
+    It accepts when it stands clearly worse, or when few pieces are left and
+    the position is about level.
+    """
+    pieces = rules.Position.from_fen(fen)
+    count = pieces.pieces(rules.Color.BLACK) + pieces.pieces(rules.Color.WHITE)
+    return score <= DRAW_ACCEPT_BELOW or (count <= DRAW_BARE_PIECES and abs(score) <= DRAW_LEVEL)
