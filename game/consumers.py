@@ -9,8 +9,10 @@ service call off the event loop, and any refusal is answered with an
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
+import time
 
 import limits
 from channels.db import database_sync_to_async
@@ -23,6 +25,7 @@ from game import computer, computer_play, presence, services
 from game.broadcast import group_name, publish
 from game.protocol import (
     Action,
+    ClockCheck,
     Ping,
     PlayMove,
     ProtocolError,
@@ -47,6 +50,11 @@ ACTION_SERVICES = {
 
 #: Close code sent when the game in the URL does not exist.
 CLOSE_NO_SUCH_GAME = 4404
+#: A ``clock_check`` this many seconds before the server's own deadline is honoured (the page's
+#: countdown may run a little ahead).
+CLOCK_CHECK_LEAD_S = 1.0
+#: A player's socket checks the clock this long after the side to move should run out.
+CLOCK_TIMER_SLACK_S = 0.05
 
 # In memory, per process: a socket lives in one process.  The synchronous limiter
 # only takes a thread lock for a few dict operations, so it never waits on I/O.
@@ -75,14 +83,18 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             return
         self.role = snapshot["you"] or "S"
         self.computer = computer.has_computer(snapshot["state"])
+        self.deadline = None
+        self.timer = None
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
-        await self.send_json(snapshot)
+        await self.send_state(snapshot)
         await self.announce(await presence.enter(self.game_id, self.channel_name, self.role))
         if self.computer:
             computer_play.wake(self.game_id)  # resumes the computer's turn after a restart or reconnect
 
     async def disconnect(self, code):
+        if getattr(self, "timer", None):
+            self.timer.cancel()
         if hasattr(self, "role"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
             await self.announce(await presence.leave(self.game_id, self.channel_name, self.role))
@@ -101,6 +113,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "error", "code": exc.code, "message": exc.message})
             return
         try:
+            if self.deadline is not None and time.monotonic() >= self.deadline \
+                    and not isinstance(message, PlayMove):
+                await self.check_clock()
             await self.handle(message)
         except services.ActionError as exc:
             await self.send_json(exc.as_event())
@@ -132,6 +147,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
                 self.game_id, self.player_id, message.move, message.v
             )
             await publish(self.game_id, outcome.events)
+        elif isinstance(message, ClockCheck):
+            if self.deadline is not None and time.monotonic() >= self.deadline - CLOCK_CHECK_LEAD_S:
+                await self.check_clock()
         elif isinstance(message, Action):
             service = ACTION_SERVICES[message.name]
             outcome = await database_sync_to_async(service)(self.game_id, self.player_id)
@@ -139,10 +157,51 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
 
     async def send_snapshot(self):
         """Send this viewer a fresh snapshot of the game."""
-        await self.send_json(
+        await self.send_state(
             await database_sync_to_async(services.snapshot)(self.game_id, self.player_id)
         )
 
     async def game_event(self, message):
         """Group message ``game.event``: forward one committed game event to the browser."""
-        await self.send_json(message["event"])
+        await self.send_state(message["event"])
+
+    async def send_state(self, event: dict) -> None:
+        """Send ``event`` and follow the clock of the state it carries, if any."""
+        await self.send_json(event)
+        if "state" in event:
+            self.follow_clock(event["state"])
+
+    def follow_clock(self, state: dict) -> None:
+        """Keep the time at which the side to move runs out, from ``state["clock"]``.
+
+        A player's socket also arms a timer for that moment, so the server ends
+        the game on time without waiting for a message; any number of such
+        checks end it once.
+        """
+        if self.timer:
+            self.timer.cancel()
+            self.timer = None
+        self.deadline = None
+        clock = state.get("clock")
+        if not clock or state.get("status") != "active":
+            return
+        lefts = [clock[clock["running"]] if clock["running"] else None, clock["first_move_ms"]]
+        lefts = [ms for ms in lefts if ms is not None]
+        if not lefts:
+            return
+        delay_s = min(lefts) / 1000
+        self.deadline = time.monotonic() + delay_s
+        if self.role in ("B", "W"):
+            self.timer = asyncio.get_running_loop().create_task(self.check_clock_after(delay_s))
+
+    async def check_clock_after(self, delay_s: float) -> None:
+        await asyncio.sleep(delay_s + CLOCK_TIMER_SLACK_S)
+        try:
+            await self.check_clock()
+        except services.ActionError:
+            pass
+
+    async def check_clock(self) -> None:
+        """Ask the server's clock whether the side to move has run out; publish the end if so."""
+        outcome = await database_sync_to_async(services.check_clock)(self.game_id)
+        await publish(self.game_id, outcome.events)

@@ -15,12 +15,17 @@ documented in ``docs/protocol.md`` and checked by ``tests/web/test_events.py``.
      "no_progress": int (plies since the last capture or man move),
      "draw_offer": "B"|"W"|None (the seat with a pending draw offer),
      "draw_allowed_at": {"B": int, "W": int} (the ply from which each seat may offer a draw),
-     "rematch_offer": "B"|"W"|None, "next_game": str|None (the rematch's id once agreed)}
+     "rematch_offer": "B"|"W"|None, "next_game": str|None (the rematch's id once agreed),
+     "clock": see :func:`clock_state` (None when untimed)}
 """
 
 from __future__ import annotations
 
-from game import computer, rules
+from datetime import datetime
+
+from django.utils import timezone
+
+from game import clock, computer, rules
 from game.models import Game
 
 
@@ -56,7 +61,34 @@ def state(game: Game, record: rules.Game) -> dict:
         "draw_allowed_at": {"B": game.black_draw_ply, "W": game.white_draw_ply},
         "rematch_offer": game.rematch_offer or None,
         "next_game": game.next_game_id,
+        "clock": clock_state(game),
     }
+
+
+def clock_state(game: Game, now: datetime | None = None) -> dict | None:
+    """The clocks as of ``now`` (default the current time), or None in an untimed game.
+
+    ``{"control": "5+3", "label": str, "B": ms, "W": ms, "running": "B"|"W"|None,
+    "first_move_ms": ms|None}``: each side's time left (the running side's
+    already charged up to ``now``); ``first_move_ms`` the time left for a live
+    game's first move of a side (during which no clock runs).
+    """
+    control = game.control
+    if not control.timed:
+        return None
+    now = now or timezone.now()
+    times = {"B": game.black_ms, "W": game.white_ms}
+    turn = game.fen[0]
+    active = game.status == Game.Status.ACTIVE
+    running = turn if active and clock.runs(control, game.ply) else None
+    spent = clock.elapsed_ms(game.turn_started_at, now)
+    if running:
+        times[running] = max(0, times[running] - spent)
+    first_move_ms = None
+    if active and control.live and game.ply < 2:
+        first_move_ms = max(0, clock.FIRST_MOVE_S * 1000 - spent)
+    return {"control": str(control), "label": control.label(), **times, "running": running,
+            "first_move_ms": first_move_ms}
 
 
 def snapshot(game: Game, record: rules.Game, moves: list[str], fens: list[str],
@@ -83,7 +115,7 @@ def seats_event(game: Game, record: rules.Game) -> dict:
 
 #: The names of ``update`` events: what happened besides a move.
 UPDATES = ("draw_offered", "draw_declined", "draw_accepted", "resigned", "aborted",
-           "rematch_offered", "rematch_declined", "rematch_started")
+           "rematch_offered", "rematch_declined", "rematch_started", "flagged")
 
 
 def update_event(game: Game, record: rules.Game, what: str, by: str | None) -> dict:

@@ -27,6 +27,10 @@ class Game(models.Model):
     events published for the game; ``position_version`` is the version of the
     event that set the current position (the start, or the last move).
 
+    ``time_control`` is a :class:`game.clock.TimeControl` as text (``untimed``,
+    ``5+3``, ``3d``); ``black_ms``/``white_ms`` the time each side had when the
+    current turn started (ms) and ``turn_started_at`` when it started.
+
     ``draw_offer`` is the seat with a pending draw offer (``''`` for none);
     ``black_draw_ply``/``white_draw_ply`` the ply from which that seat may offer
     again after a declined offer; ``rematch_offer`` the seat proposing a
@@ -58,6 +62,11 @@ class Game(models.Model):
     white_player = models.CharField(max_length=32, blank=True, default="")
     white_name = models.CharField(max_length=40, blank=True, default="")
 
+    time_control = models.CharField(max_length=12, default="untimed")
+    black_ms = models.BigIntegerField(null=True, blank=True)
+    white_ms = models.BigIntegerField(null=True, blank=True)
+    turn_started_at = models.DateTimeField(null=True, blank=True)
+
     draw_offer = models.CharField(max_length=1, blank=True, default="")
     black_draw_ply = models.PositiveIntegerField(default=0)
     white_draw_ply = models.PositiveIntegerField(default=0)
@@ -81,6 +90,13 @@ class Game(models.Model):
         if self.white_player == player_id:
             return "W"
         return None
+
+    @property
+    def control(self):
+        """The game's :class:`game.clock.TimeControl`."""
+        from game.clock import TimeControl
+
+        return TimeControl.parse(self.time_control)
 
     @property
     def is_over(self):

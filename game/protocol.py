@@ -53,6 +53,11 @@ class Ping:
     """``{"type": "ping"}``: keep-alive; answered with ``{"type": "pong"}``."""
 
 
+@dataclass(frozen=True)
+class ClockCheck:
+    """``{"type": "clock_check"}``: a viewer's clock reached zero; the server checks its own."""
+
+
 #: Field-less game actions a seated player may send.
 ACTIONS = ("draw_offer", "draw_accept", "draw_decline", "resign", "abort",
            "rematch_offer", "rematch_accept", "rematch_decline")
@@ -65,7 +70,7 @@ class Action:
     name: str
 
 
-ClientMessage = PlayMove | Sync | Ping | Action
+ClientMessage = PlayMove | Sync | Ping | ClockCheck | Action
 
 
 def _int_field(data: dict, name: str) -> int:
@@ -122,6 +127,8 @@ def parse_client_message(data: dict) -> ClientMessage:
         return Sync()
     if kind == "ping":
         return Ping()
+    if kind == "clock_check":
+        return ClockCheck()
     if kind in ACTIONS:
         return Action(kind)
     shown = kind if isinstance(kind, str) and len(kind) <= 20 else "?"

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
+from django.utils import timezone
 
-from game import events, presence, rules
+from game import clock, events, presence, rules
 from game.models import Game, Move
 
 NAME_MAX_CHARS = 24
@@ -75,13 +77,24 @@ def game_record(game: Game, moves: list[str] | None = None) -> rules.Game:
     return rules.Game.from_moves(moves, start_fen=game.start_fen)
 
 
-def create_game(player_id: str, name: str, color: str, start_fen: str | None = None) -> Game:
+def _control(text: str) -> clock.TimeControl:
+    try:
+        return clock.TimeControl.parse(text)
+    except clock.TimeControlError as exc:
+        raise ActionError("bad_time_control", str(exc)) from None
+
+
+def create_game(player_id: str, name: str, color: str, start_fen: str | None = None,
+                time_control: str = "untimed") -> Game:
     """Create a game with the creator seated as ``color``: ``'B'``, ``'W'`` or ``'random'``.
 
-    ``start_fen`` (PDN FEN) starts the game from another position.  Raises
-    :class:`ActionError`: ``bad_name``, ``bad_color``, ``bad_fen``.
+    ``start_fen`` (PDN FEN) starts the game from another position;
+    ``time_control`` is ``untimed``, ``M+S`` or ``1d``/``3d``/``7d``
+    (:class:`game.clock.TimeControl`).  Raises :class:`ActionError`:
+    ``bad_name``, ``bad_color``, ``bad_fen``, ``bad_time_control``.
     """
     name = clean_name(name)
+    control = _control(time_control)
     if not player_id:
         raise ActionError("no_session", "Your browser session has no player id.")
     if color == "random":
@@ -92,7 +105,8 @@ def create_game(player_id: str, name: str, color: str, start_fen: str | None = N
         position = rules.Position.from_fen(start_fen) if start_fen else rules.Position.initial()
     except rules.RulesError as exc:
         raise ActionError("bad_fen", str(exc)) from None
-    game = Game(start_fen=position.fen(), fen=position.fen())
+    game = Game(start_fen=position.fen(), fen=position.fen(), time_control=str(control),
+                black_ms=control.start_ms(), white_ms=control.start_ms())
     if color == "B":
         game.black_player, game.black_name = player_id, name
     else:
@@ -101,18 +115,24 @@ def create_game(player_id: str, name: str, color: str, start_fen: str | None = N
     return game
 
 
-def start_game(black: tuple[str, str], white: tuple[str, str]) -> Game:
+def start_game(black: tuple[str, str], white: tuple[str, str], time_control: str = "untimed",
+               now: datetime | None = None) -> Game:
     """Create a game with both seats taken, ready to play: matchmaking pairs and rematches.
 
-    ``black`` and ``white`` are ``(player_id, display name)``.  Raises
-    :class:`ActionError` ``bad_name`` or ``no_session``.
+    ``black`` and ``white`` are ``(player_id, display name)``; ``time_control``
+    as for :func:`create_game`; ``now`` the start of the first turn (default:
+    the current time).  Raises :class:`ActionError` ``bad_name``,
+    ``no_session``, ``bad_time_control``.
     """
+    control = _control(time_control)
     (black_id, black_name), (white_id, white_name) = black, white
     if not black_id or not white_id:
         raise ActionError("no_session", "Both players need a player id.")
     position = rules.Position.initial()
     return Game.objects.create(
         start_fen=position.fen(), fen=position.fen(), status=Game.Status.ACTIVE,
+        time_control=str(control), black_ms=control.start_ms(), white_ms=control.start_ms(),
+        turn_started_at=now or timezone.now(),
         black_player=black_id, black_name=clean_name(black_name),
         white_player=white_id, white_name=clean_name(white_name),
     )
@@ -153,12 +173,13 @@ def join_game(game_id: str, player_id: str, name: str) -> Outcome:
             changes = {"black_player": player_id, "black_name": name}
         else:
             changes = {"white_player": player_id, "white_name": name}
-        _bump(game, status=Game.Status.ACTIVE, **changes)
+        _bump(game, status=Game.Status.ACTIVE, turn_started_at=timezone.now(), **changes)
         record = game_record(game)
         return Outcome(game, [events.seats_event(game, record)])
 
 
-def play_move(game_id: str, player_id: str | None, text: str, v: int) -> Outcome:
+def play_move(game_id: str, player_id: str | None, text: str, v: int,
+              now: datetime | None = None) -> Outcome:
     """Play ``text`` (full or unambiguous short form, RULES.md) for the seat ``player_id`` holds.
 
     ``v`` is the version the client last applied: it must be at least the
@@ -166,7 +187,12 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int) -> Outcome
     The move is stored as ply ``game.ply + 1`` (unique per game) and the game
     row is updated conditionally on its version, so two racing submissions
     never both land.  Returns the ``move`` event (with the game's end when the
-    move decided it).
+    move decided it).  In a timed game the mover is charged the time since
+    the turn started (``now``, default the current time) and gets the
+    increment; a move that comes after the side to move ran out of time is
+    not played: the game ends on time instead and the ``update`` event
+    ``flagged`` (or ``aborted``, for a live game's first move not made in
+    time) is returned.
 
     Raises :class:`ActionError`: ``no_such_game``, ``not_seated``,
     ``not_started``, ``game_over``, ``bad_version``, ``stale``,
@@ -186,6 +212,10 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int) -> Outcome
                 raise ActionError("bad_version", f"Version {v} is ahead of the game ({game.version}).")
             if v < game.position_version:
                 raise ActionError("stale", "Your board was out of date; it has been refreshed.")
+            now = now or timezone.now()
+            expired = _expiry(game, now)
+            if expired:
+                return _store_update(game, seat=None, what=expired[0], changes=expired[1])
             record = game_record(game)
             if record.position.turn.value != seat:
                 raise ActionError("not_your_turn", "It is your opponent's turn.")
@@ -195,6 +225,13 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int) -> Outcome
             Move.objects.create(game=game, ply=ply, notation=str(move), fen_after=record.position.fen())
             changes = {"fen": record.position.fen(), "ply": ply,
                        "position_version": game.version + 1}
+            control = game.control
+            if control.timed:
+                field = "black_ms" if seat == "B" else "white_ms"
+                left = getattr(game, field)
+                if clock.runs(control, game.ply):
+                    left -= clock.elapsed_ms(game.turn_started_at, now)
+                changes.update({field: clock.after_move(control, left, game.ply), "turn_started_at": now})
             if game.draw_offer and game.draw_offer != seat:
                 changes.update(_declined(game, ply))
             if record.outcome is not None:
@@ -203,6 +240,51 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int) -> Outcome
             return Outcome(game, [events.move_event(game, record, move)])
     except IntegrityError:
         raise ActionError("stale", "Another move was played first; your board has been refreshed.") from None
+
+
+def _expiry(game: Game, now: datetime) -> tuple[str, dict] | None:
+    """``("flagged" | "aborted", changes)`` when the side to move of a timed game in play is out of time.
+
+    The side to move loses on time when its clock is at zero; in a live game a
+    side's first move not made within :data:`game.clock.FIRST_MOVE_S` aborts the game.
+    """
+    control = game.control
+    if game.status != Game.Status.ACTIVE or not control.timed:
+        return None
+    turn = game.fen[0]
+    spent = clock.elapsed_ms(game.turn_started_at, now)
+    if control.live and game.ply < 2:
+        if spent >= clock.FIRST_MOVE_S * 1000:
+            return "aborted", _finished(rules.Outcome(rules.Termination.ABORTED, None))
+        return None
+    field = "black_ms" if turn == "B" else "white_ms"
+    if getattr(game, field) - spent > 0:
+        return None
+    winner = rules.Color.WHITE if turn == "B" else rules.Color.BLACK
+    return "flagged", {field: 0, **_finished(rules.Outcome(rules.Termination.TIME_FORFEIT, winner))}
+
+
+def _store_update(game: Game, seat: str | None, what: str, changes: dict) -> Outcome:
+    """Store ``changes`` on the locked ``game`` and return the ``update`` event ``what``."""
+    _bump(game, **changes)
+    return Outcome(game, [events.update_event(game, game_record(game), what, seat)])
+
+
+def check_clock(game_id: str, now: datetime | None = None) -> Outcome:
+    """End the game if the side to move is out of time (``now``: default the current time).
+
+    Called when a viewer's clock reaches zero, on incoming messages past the
+    deadline, and by the server's own timers; whoever calls, the decision is
+    the server's, from its stored clocks, and a game is ended once.  Returns
+    the ``flagged``/``aborted`` event, or no events when time remains.
+    Raises :class:`ActionError` ``no_such_game``.
+    """
+    with transaction.atomic():
+        game = _load_for_update(game_id)
+        expired = _expiry(game, now or timezone.now())
+        if not expired:
+            return Outcome(game)
+        return _store_update(game, seat=None, what=expired[0], changes=expired[1])
 
 
 def _finished(outcome: rules.Outcome) -> dict:
@@ -241,9 +323,7 @@ def _act(game_id: str, player_id: str | None, decide) -> Outcome:
         game = _load_for_update(game_id)
         seat = game.seat_of(player_id)
         what, changes = decide(game, seat)
-        _bump(game, **changes)
-        record = game_record(game)
-        return Outcome(game, [events.update_event(game, record, what, seat)])
+        return _store_update(game, seat, what, changes)
 
 
 def offer_draw(game_id: str, player_id: str | None) -> Outcome:
@@ -341,7 +421,8 @@ def offer_rematch(game_id: str, player_id: str | None) -> Outcome:
         if not game.rematch_offer:
             return "rematch_offered", {"rematch_offer": seat}
         rematch = start_game(black=(game.white_player, game.white_name),
-                             white=(game.black_player, game.black_name))
+                             white=(game.black_player, game.black_name),
+                             time_control=game.time_control)
         return "rematch_started", {"rematch_offer": "", "next_game": rematch}
 
     return _act(game_id, player_id, decide)
@@ -391,7 +472,7 @@ def snapshot(game_id: str, player_id: str | None) -> dict:
 
 def game_pdn(game_id: str, site: str) -> str:
     """The PDN text of a game (PDN 3.0; tags Event, Site, Date, Black, White, Result, GameType 21,
-    FEN when it did not start from the initial position).
+    FEN when it did not start from the initial position, TimeControl when timed).
 
     Raises :class:`ActionError` ``no_such_game``.
     """
@@ -408,6 +489,8 @@ def game_pdn(game_id: str, site: str) -> str:
         "White": game.white_name or "?",
         "Result": game.result,
     }
+    if game.control.timed:
+        tags["TimeControl"] = game.control.pdn()
     return rules.game_to_pdn(record, tags)
 
 
