@@ -5,6 +5,7 @@ import { GameSocket, socketUrl } from './socket.js';
 import { BoardView } from './view/board.js';
 import { TableView } from './view/table.js';
 import { ActionsView } from './view/actions.js';
+import { renderAnalyseLink } from './view/analyse-link.js';
 
 function readConfig() {
   const node = document.getElementById('game-config');
@@ -105,6 +106,7 @@ function boot() {
     if (board) board.render();
     if (table) table.render();
     if (actions) actions.render();
+    if (board) renderAnalyseLink(document.getElementById('analyse-link'), ctrl);
   };
   const ctrl = new Ctrl(config, redraw);
 

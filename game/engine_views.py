@@ -1,0 +1,164 @@
+"""Pages and JSON endpoints of the engine: "Play the computer" and the analysis board.
+
+- ``POST /computer``: start a game against the computer (form fields ``level``
+  1-5, ``color`` ``B``/``W``/``random``, optional ``name``) and go to it.
+- ``GET /analysis`` (``?fen=...`` or ``?game=<id>``): the analysis board.
+- ``GET /analysis/position?fen=...[&move=...]``: the position (after ``move``,
+  when given) with its legal moves, or why it is refused.
+- ``POST /analysis/search`` (JSON ``{"fen": str, "time_ms": int}``, CSRF
+  token in ``X-CSRFToken``): the engine's best move, score and line, searched
+  in the engine pool within at most :data:`~game.engine.ANALYSIS_MAX_MS`.
+
+JSON errors are ``{"error": code, "message": text}`` with status 400
+(``bad_fen``, ``malformed_move``, ``illegal_move``, ``ambiguous_move``,
+``bad_request``, ``bad_time``) or 503 (``busy``). See ``docs/protocol.md``.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django import forms
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from game import computer, rules, services
+from game.computer_play import engine_pool
+from game.engine import ANALYSIS_MAX_MS, LEVELS, EngineBusy, levels
+from game.forms import NameField
+from game.models import Game
+from game.views import player_id
+
+#: The analysis board's default thinking time (ms).
+ANALYSIS_DEFAULT_MS = 1000
+#: Longest FEN or move text accepted (characters).
+MAX_TEXT = 200
+
+
+class ComputerGameForm(forms.Form):
+    """Home page: a game against the computer."""
+
+    name = NameField(label="Your name", required=False)
+    level = forms.TypedChoiceField(choices=[(lv.number, f"{lv.number} · {lv.name}") for lv in LEVELS],
+                                   coerce=int, initial=3, label="Level")
+    color = forms.ChoiceField(choices=[("random", "Random"), ("B", "Black"), ("W", "White")],
+                              initial="random", label="Play as")
+
+
+@require_POST
+def play_computer(request):
+    """Start a game against the computer at the chosen level and colour, then show it.
+
+    The name defaults to the one the session remembers (or "Guest"). An
+    invalid form gets status 400 with the reasons.
+    """
+    form = ComputerGameForm(request.POST)
+    if not form.is_valid():
+        reasons = "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
+        return HttpResponse(f"Cannot start the game ({reasons}).", status=400, content_type="text/plain")
+    name = form.cleaned_data["name"] or request.session.get("name") or "Guest"
+    if form.cleaned_data["name"]:
+        request.session["name"] = name
+    black, white = computer.seats(player_id(request), name, form.cleaned_data["color"],
+                                  form.cleaned_data["level"])
+    game = services.start_game(black=black, white=white)
+    return redirect("game", game_id=game.id)
+
+
+def _error(code: str, message: str, status: int = 400) -> JsonResponse:
+    return JsonResponse({"error": code, "message": message}, status=status)
+
+
+def describe(position: rules.Position) -> dict:
+    """The analysis board's view of a position.
+
+    ``{"fen": str, "turn": "B"|"W", "legal": [str] (full notation), "over": bool,
+    "winner": "B"|"W"|None, "reason": str|None}``: a side to move without a
+    legal move has lost.
+    """
+    legal = position.legal_moves()
+    info = {"fen": position.fen(), "turn": position.turn.value, "legal": [str(m) for m in legal],
+            "over": not legal, "winner": None, "reason": None}
+    if not legal:
+        termination = (rules.Termination.NO_PIECES if not position.pieces(position.turn)
+                       else rules.Termination.NO_MOVES)
+        outcome = rules.Outcome(termination, position.turn.opponent)
+        info.update(winner=outcome.winner.value, reason=outcome.reason)
+    return info
+
+
+def _position(text) -> rules.Position:
+    if not isinstance(text, str) or not text.strip():
+        raise rules.InvalidFenError("a FEN is required, e.g. B:W21,22,23:B1,2,3")
+    if len(text) > MAX_TEXT:
+        raise rules.InvalidFenError(f"a FEN has at most {MAX_TEXT} characters")
+    return rules.Position.from_fen(text)
+
+
+def _initial(request) -> tuple[str, str | None]:
+    """The FEN the analysis page starts from, and an error to show (None when all is well)."""
+    if request.GET.get("fen"):
+        try:
+            return _position(request.GET["fen"]).fen(), None
+        except rules.InvalidFenError as exc:
+            return rules.INITIAL_FEN, f"That position cannot be set up: {exc}."
+    if request.GET.get("game"):
+        game_id = request.GET["game"].strip().rstrip("/").rsplit("/", 1)[-1]
+        game = Game.objects.filter(pk=game_id).only("fen").first()
+        if game is None:
+            return rules.INITIAL_FEN, "There is no such game."
+        return game.fen, None
+    return rules.INITIAL_FEN, None
+
+
+@require_GET
+def analysis_page(request):
+    """The analysis board, starting from ``?fen=``, from the current position of ``?game=``, or the start."""
+    fen, error = _initial(request)
+    config = {"fen": fen, "error": error, "positionUrl": "/analysis/position", "searchUrl": "/analysis/search",
+              "defaultMs": ANALYSIS_DEFAULT_MS, "maxMs": ANALYSIS_MAX_MS, "initialFen": rules.INITIAL_FEN}
+    return render(request, "analysis.html", {"config": config})
+
+
+@require_GET
+def analysis_position(request):
+    """JSON: the position ``?fen=`` (after ``&move=``, when given) as :func:`describe` shows it; 400 when refused."""
+    try:
+        position = _position(request.GET.get("fen"))
+    except rules.InvalidFenError as exc:
+        return _error("bad_fen", str(exc))
+    text = request.GET.get("move")
+    if text:
+        try:
+            position = position.play(position.parse_move(text[:MAX_TEXT]))
+        except rules.AmbiguousMoveError as exc:
+            return _error("ambiguous_move", str(exc))
+        except rules.MalformedMoveError as exc:
+            return _error("malformed_move", str(exc))
+        except rules.IllegalMoveError as exc:
+            return _error("illegal_move", str(exc))
+    return JsonResponse(describe(position))
+
+
+@require_POST
+async def analysis_search(request):
+    """JSON: the engine's analysis of ``{"fen", "time_ms"}`` (see the module docstring)."""
+    try:
+        body = json.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        return _error("bad_request", "The request body must be a JSON object.")
+    if not isinstance(body, dict):
+        return _error("bad_request", "The request body must be a JSON object.")
+    try:
+        position = _position(body.get("fen"))
+    except rules.InvalidFenError as exc:
+        return _error("bad_fen", str(exc))
+    time_ms = body.get("time_ms", ANALYSIS_DEFAULT_MS)
+    if not isinstance(time_ms, int) or isinstance(time_ms, bool) or not 1 <= time_ms <= ANALYSIS_MAX_MS:
+        return _error("bad_time", f"time_ms must be a whole number of milliseconds from 1 to {ANALYSIS_MAX_MS}.")
+    try:
+        result = await engine_pool().run(levels.analyse, position.fen(), time_ms)
+    except EngineBusy:
+        return _error("busy", "The engine is busy; try again in a moment.", status=503)
+    return JsonResponse({"fen": position.fen(), "turn": position.turn.value, **result})

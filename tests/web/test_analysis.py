@@ -1,0 +1,126 @@
+"""The analysis board's endpoints and the "Play the computer" form."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+
+from game import computer, rules, services
+from game.models import Game
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def search(client: Client, body, **headers):
+    return client.post("/analysis/search", data=json.dumps(body) if not isinstance(body, bytes) else body,
+                       content_type="application/json", **headers)
+
+
+@pytest.mark.parametrize("fen", [
+    "B:W1:B5",            # a white man on its crowning row
+    "B:W21,21:B1",        # a repeated square
+    "B:W40:B1",           # a square outside 1-32
+    "B:W5:B5",            # a square held by both sides
+    "X:W21:B1",           # a bad side to move
+    "B:W21:B1;",          # stray characters
+])
+def test_analysis_position_bad_fen_refused_with_the_rules_reason(fen):
+    response = Client().get("/analysis/position", {"fen": fen})
+    assert response.status_code == 400
+    with pytest.raises(rules.InvalidFenError) as expected:
+        rules.Position.from_fen(fen)
+    assert response.json() == {"error": "bad_fen", "message": str(expected.value)}
+
+
+def test_analysis_position_lists_legal_moves_and_plays_one():
+    response = Client().get("/analysis/position", {"fen": rules.INITIAL_FEN, "move": "11-15"})
+    assert response.status_code == 200
+    after = rules.Position.initial().play(rules.Position.initial().parse_move("11-15"))
+    assert response.json() == {"fen": after.fen(), "turn": "W", "legal": [str(m) for m in after.legal_moves()],
+                               "over": False, "winner": None, "reason": None}
+
+
+def test_analysis_position_illegal_move_refused():
+    response = Client().get("/analysis/position", {"fen": rules.INITIAL_FEN, "move": "11-14"})
+    assert response.status_code == 400
+    assert response.json()["error"] == "illegal_move"
+
+
+def test_analysis_position_without_moves_names_the_winner():
+    data = Client().get("/analysis/position", {"fen": "W:W:B1,2"}).json()
+    assert (data["over"], data["winner"], data["legal"]) == (True, "B", [])
+    assert data["reason"] == "White has no pieces left"
+
+
+def test_analysis_search_returns_a_legal_best_move_and_line():
+    fen = "B:W18,27:B14,K22"
+    response = search(Client(), {"fen": fen, "time_ms": 200})
+    assert response.status_code == 200
+    data = response.json()
+    position = rules.Position.from_fen(fen)
+    assert data["move"] == "14x23x32" and data["mate"] == 1 and data["turn"] == "B"
+    replay = position
+    for move in data["pv"]:
+        replay = replay.play(replay.parse_move(move))
+
+
+@pytest.mark.parametrize(("body", "code"), [
+    ({"fen": "B:W1:B5", "time_ms": 100}, "bad_fen"),
+    ({"time_ms": 100}, "bad_fen"),
+    ({"fen": rules.INITIAL_FEN, "time_ms": 0}, "bad_time"),
+    ({"fen": rules.INITIAL_FEN, "time_ms": 60_000}, "bad_time"),
+    ({"fen": rules.INITIAL_FEN, "time_ms": "1000"}, "bad_time"),
+    ([1, 2], "bad_request"),
+    (b"{not json", "bad_request"),
+])
+def test_analysis_search_bad_input_refused_with_code(body, code):
+    response = search(Client(), body)
+    assert response.status_code == 400
+    assert response.json()["error"] == code
+    assert response.json()["message"]
+
+
+def test_analysis_search_bad_fen_message_is_the_rules_reason():
+    data = search(Client(), {"fen": "B:W1:B5"}).json()
+    assert data["message"] == "white man on its crowning row: 1"
+
+
+def test_analysis_search_without_csrf_token_forbidden():
+    response = search(Client(enforce_csrf_checks=True), {"fen": rules.INITIAL_FEN, "time_ms": 50})
+    assert response.status_code == 403
+
+
+def test_analysis_page_starts_from_a_game_or_a_fen():
+    game = services.create_game("a" * 32, "alice", "B")
+    page = Client().get("/analysis", {"game": f"http://testserver/g/{game.id}/"})
+    assert page.status_code == 200 and game.fen.encode() in page.content
+    page = Client().get("/analysis", {"fen": "W:W21:B1"})
+    assert b'"fen": "W:W21:B1"' in page.content
+    page = Client().get("/analysis", {"fen": "B:W1:B5"})
+    assert b"white man on its crowning row: 1" in page.content
+
+
+def test_play_computer_form_starts_a_game_against_the_computer():
+    client = Client()
+    client.get("/")
+    response = client.post("/computer", {"name": "alice", "level": "4", "color": "W"})
+    assert response.status_code == 302
+    game = Game.objects.get()
+    assert response["Location"] == f"/g/{game.id}/"
+    assert (game.status, game.black_player, game.black_name) == ("active", "bot:4", "Computer (level 4)")
+    assert game.white_name == "alice" and game.white_player == client.session["player_id"]
+    assert computer.level_of(game.black_player) == 4
+
+
+def test_play_computer_form_bad_level_refused():
+    response = Client().post("/computer", {"level": "9", "color": "B"})
+    assert response.status_code == 400
+    assert not Game.objects.exists()
+
+
+def test_home_page_offers_the_computer_levels():
+    html = Client().get("/").content.decode()
+    assert 'id="play-computer"' in html
+    assert all(f'name="level" value="{n}"' in html for n in range(1, 6))
