@@ -105,7 +105,10 @@ CHANNEL_LAYERS = {
         "CONFIG": {
             # redis-py 8 reads with a 5 s socket timeout by default, as long as the layer's
             # blocking pop; a longer one keeps idle sockets from being torn down.
-            "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 5}],
+            # It also caps a pool at 100 connections and fails at once beyond: a burst of
+            # sockets connecting together (each a group_add) went over it.
+            "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 5,
+                       "max_connections": env.int("CHANNELS_MAX_CONNECTIONS", default=1000)}],
             "prefix": env("CHANNELS_PREFIX", default="asgi"),
             "capacity": 200,
             "expiry": 30,
@@ -119,6 +122,11 @@ MATCHMAKING_REDIS_URL = env("MATCHMAKING_REDIS_URL", default=REDIS_URL)
 MATCHMAKING_PREFIX = env("MATCHMAKING_PREFIX", default="mm")
 MATCHMAKING_SEEK_TTL = env.float("MATCHMAKING_SEEK_TTL", default=10.0)
 MATCHMAKING_HEARTBEAT = env.float("MATCHMAKING_HEARTBEAT", default=3.0)
+
+#: Seconds the player to move must have been away before the opponent may claim the game
+#: (live timed games, untimed games); correspondence games are decided by their clock.
+CLAIM_AFTER_LIVE_S = env.int("CLAIM_AFTER_LIVE_S", default=60)
+CLAIM_AFTER_UNTIMED_S = env.int("CLAIM_AFTER_UNTIMED_S", default=120)
 
 #: Messages one game socket may send (limits' notation); more are refused with ``rate_limited``.
 GAME_SOCKET_RATE_LIMIT = env("GAME_SOCKET_RATE_LIMIT", default="30/second;600/minute")
