@@ -8,7 +8,9 @@ loses the connection, and expires by itself when this server process dies.
 
 Every seek that enters a pool makes this process *settle* the pool
 (:meth:`game.matchmaking.Matchmaker.settle`: read it, decide with
-:func:`game.pairing.pair_seeks`, claim atomically).  For each pairing it claims,
+:func:`game.pairing.pair_seeks`, claim atomically), in the background and once
+at a time per pool and process (:func:`request_settle`: a request that comes
+while a settling runs makes it read the pool once more).  For each pairing it claims,
 the process creates the game (:func:`game.services.start_game`, colours as the
 pairing drew them) and sends ``lobby.paired`` through the channel layer to the
 channel of each seek, which may belong to a socket of another process.
@@ -74,8 +76,18 @@ def error(code: str, message: str) -> dict:
     return {"type": "error", "code": code, "message": message}
 
 
-# Count pushes waiting to run, per event loop: {pool: task}.
+# Per event loop: count pushes waiting to run {pool: task}, and settlers running {pool: _Settler}.
 _pushes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_settlers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# Every background task still running (the loop only keeps weak references).
+_running: set[asyncio.Task] = set()
+
+
+def _background(loop: asyncio.AbstractEventLoop, coro) -> asyncio.Task:
+    task = loop.create_task(coro)
+    _running.add(task)
+    task.add_done_callback(_running.discard)
+    return task
 
 
 def request_count_push(pool: str) -> None:
@@ -83,7 +95,7 @@ def request_count_push(pool: str) -> None:
     loop = asyncio.get_running_loop()
     pending = _pushes.setdefault(loop, {})
     if pool not in pending:
-        pending[pool] = loop.create_task(_push_count(pool, pending))
+        pending[pool] = _background(loop, _push_count(pool, pending))
 
 
 async def _push_count(pool: str, pending: dict) -> None:
@@ -140,6 +152,51 @@ async def settle_pool(pool: str) -> int:
     if pairings:
         request_count_push(pool)
     return waiting
+
+
+class _Settler:
+    """The one settling of a pool running in this process, and whether it must look again."""
+
+    def __init__(self):
+        self.again = False
+        self.task: asyncio.Task | None = None
+
+
+def request_settle(pool: str) -> asyncio.Task:
+    """Settle ``pool`` in the background: at most one settling per pool runs in a process at a time.
+
+    A request made while one runs makes it read the pool once more when it
+    ends, so a seek added meanwhile is always seen by a later read.  Returns
+    the running task (awaiting it is optional; it never raises).
+    """
+    loop = asyncio.get_running_loop()
+    settlers = _settlers.setdefault(loop, {})
+    settler = settlers.get(pool)
+    if settler is not None:
+        settler.again = True
+        return settler.task
+    settler = settlers[pool] = _Settler()
+    settler.task = _background(loop, _settle_while_asked(pool, settlers, settler))
+    return settler.task
+
+
+async def _settle_while_asked(pool: str, settlers: dict, settler: _Settler) -> None:
+    try:
+        while True:
+            settler.again = False
+            try:
+                await settle_pool(pool)
+            except MatchmakingUnavailable as exc:
+                # The seeks' heartbeats settle again, or tell their players Redis is gone.
+                log.warning("lobby: could not settle pool %s: %s", pool, exc)
+                return
+            except Exception:  # noqa: BLE001 - a bug here must not stop later settlings
+                log.exception("lobby: settling pool %s failed", pool)
+                return
+            if not settler.again:
+                return
+    finally:
+        settlers.pop(pool, None)
 
 
 class LobbyConsumer(AsyncJsonWebsocketConsumer):
@@ -224,15 +281,18 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             name = services.clean_name(message.name if message.name is not None else self.session_name)
             seek = Seek(id=uuid.uuid4().hex, player=self.player_id, name=name, pool=message.pool,
                         channel=self.channel_name)
-            seek, waiting = await matchmaking.from_settings().add(seek)
+            mm = matchmaking.from_settings()
+            try:
+                seek, status = await mm.add(seek)
+            except MatchmakingUnavailable:
+                # Redis may have run the ADD and lost the answer: take the seek back if it can.
+                with contextlib.suppress(MatchmakingUnavailable):
+                    await mm.cancel(seek)
+                raise
             self.seek, self.cancelling = seek, False
-        await self.send_json({"type": "seeking", "pool": seek.pool, "waiting": waiting})
+        await self.send_json({"type": "seeking", "pool": seek.pool, "waiting": status.waiting})
         request_count_push(seek.pool)
-        try:
-            await settle_pool(seek.pool)
-        except MatchmakingUnavailable as exc:
-            # The seek is in the pool; the heartbeat settles again or reports the failure.
-            log.warning("lobby: could not settle pool %s: %s", seek.pool, exc)
+        request_settle(seek.pool)
 
     async def cancel_seek(self) -> None:
         """Take this socket's seek out of the pool; answer ``cancelled`` (unless it was just paired)."""
@@ -289,9 +349,8 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                 if status.state == "gone":
                     # Expired while this process stalled, or paired by a process that died before
                     # creating the game: the player is still here, so the seek goes back in.
-                    seek, waiting = await mm.add(seek)
+                    seek, status = await mm.add(seek)
                     self.seek = seek
-                    status = matchmaking.SeekStatus("waiting", waiting)
                     request_count_push(seek.pool)
             except MatchmakingUnavailable as exc:
                 log.warning("lobby: matchmaking unavailable, seek %s dropped: %s", seek.id, exc)
@@ -299,7 +358,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                 await self.send_json(error("matchmaking_unavailable", UNAVAILABLE_MESSAGE))
                 return
         if status.state == "waiting" and status.waiting >= 2:
-            await settle_pool(seek.pool)
+            request_settle(seek.pool)
 
     async def lobby_paired(self, message):
         """Channel message ``lobby.paired`` (``seek``, ``game``, ``url``, ``color``): go to the game."""

@@ -23,6 +23,12 @@ passed in ``KEYS``)::
     {P:p}:claimed   ZSET  seek id -> ms until which a paired seek is remembered as "claimed"
     {P:p}:claims    HASH  seek id -> token of the claim that took it (makes a retried claim idempotent)
 
+The seek keys live twice the seek TTL after the last ``ADD`` or refresh and the
+claim keys ``claimed_ttl_s`` after the last claim, so a pool nobody uses leaves
+nothing behind.  Every script is safe to run twice (redis-py retries a command
+whose answer was lost): ``ADD`` never puts back a seek that was claimed, and a
+repeated ``CLAIM`` recognises its own token.
+
 Times come from the Redis server's clock (``TIME``), so the processes' clocks
 do not matter.  Every Redis failure (refused connection, timeout, script
 error) is raised as :class:`MatchmakingUnavailable`.
@@ -95,6 +101,10 @@ local function purge(now)
   for _, id in ipairs(old) do redis.call('HDEL', KEYS[5], id) end
   if #old > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now) end
 end
+-- Let a key live at least ms more (never shortens it): pools nobody uses vanish by themselves.
+local function keep_at_least(key, ms)
+  if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms) end
+end
 local function alive(id, now)
   local deadline = redis.call('ZSCORE', KEYS[2], id)
   return deadline and tonumber(deadline) > now
@@ -106,15 +116,20 @@ local function state_of(id, now)
 end
 """
 
-# ARGV: id, seek JSON, ttl ms.  Returns {waiting count, arrival µs}.
+# ARGV: id, seek JSON, ttl ms.  Returns {waiting count, arrival µs}, or {waiting count, -1} when
+# the seek was claimed meanwhile: a claimed seek is never put back (a retried ADD whose first run
+# was paired at once must not queue it a second time).
 _ADD = _LIB + """
 local now = now_ms()
 purge(now)
+if redis.call('ZSCORE', KEYS[4], ARGV[1]) then
+  return {redis.call('ZCARD', KEYS[2]), -1}
+end
+local ttl = tonumber(ARGV[3])
 redis.call('ZADD', KEYS[1], 'NX', now_us(), ARGV[1])
-redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
-redis.call('ZREM', KEYS[4], ARGV[1])
-redis.call('HDEL', KEYS[5], ARGV[1])
+for i = 1, 3 do keep_at_least(KEYS[i], 2 * ttl) end
 return {redis.call('ZCARD', KEYS[2]), tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]))}
 """
 
@@ -136,7 +151,9 @@ local now = now_ms()
 purge(now)
 local state = state_of(ARGV[1], now)
 if state == 'waiting' then
-  redis.call('ZADD', KEYS[2], 'XX', now + tonumber(ARGV[2]), ARGV[1])
+  local ttl = tonumber(ARGV[2])
+  redis.call('ZADD', KEYS[2], 'XX', now + ttl, ARGV[1])
+  for i = 1, 3 do keep_at_least(KEYS[i], 2 * ttl) end
 end
 return {state, redis.call('ZCARD', KEYS[2])}
 """
@@ -192,6 +209,10 @@ for i = 3, #ARGV - 1, 2 do
     end
   end
 end
+if #out > 1 then
+  keep_at_least(KEYS[4], keep)
+  keep_at_least(KEYS[5], keep)
+end
 out[1] = redis.call('ZCARD', KEYS[2])
 return out
 """
@@ -232,14 +253,15 @@ class Matchmaker:
         """A matchmaker with its own connection pool to the Redis at ``url`` (``redis://host:port/db``).
 
         At most :data:`MAX_CONNECTIONS` connections are open at once; a command
-        waits up to 5 s for a free one.  Connecting and reading time out after a
-        few seconds and a failed command is retried twice at most, so an
-        unreachable Redis is reported within seconds.  ``options`` go to
+        waits up to 10 s for a free one.  Connecting times out after 2 s and
+        reading after 5 s; a failed command is retried twice at most (every
+        script is safe to run twice), so a refused connection is reported at
+        once and a Redis that hangs within 15 s.  ``options`` go to
         :class:`Matchmaker`.
         """
         pool = aioredis.BlockingConnectionPool.from_url(
-            url, max_connections=MAX_CONNECTIONS, timeout=5,
-            socket_connect_timeout=2, socket_timeout=3, health_check_interval=15,
+            url, max_connections=MAX_CONNECTIONS, timeout=10,
+            socket_connect_timeout=2, socket_timeout=5, health_check_interval=15,
             retry=Retry(ExponentialWithJitterBackoff(base=0.01, cap=0.25), 2),
         )
         return cls(aioredis.Redis.from_pool(pool), **options)
@@ -262,15 +284,19 @@ class Matchmaker:
         except (RedisError, OSError, asyncio.TimeoutError) as exc:
             raise MatchmakingUnavailable(f"{type(exc).__name__}: {exc}") from exc
 
-    async def add(self, seek: Seek) -> tuple[Seek, int]:
+    async def add(self, seek: Seek) -> tuple[Seek, SeekStatus]:
         """Put ``seek`` into its pool (again, if it was there: its arrival time is kept).
 
-        Returns the seek with ``since`` set to its arrival time, and how many
-        seeks now wait in the pool.  The seek lives ``seek_ttl_s`` seconds
-        unless :meth:`refresh` is called.
+        Returns the seek with ``since`` set to its arrival time and its status:
+        ``waiting`` (the seek lives ``seek_ttl_s`` seconds unless
+        :meth:`refresh` is called), or ``claimed`` when this seek id was paired
+        in the last ``claimed_ttl_s`` seconds (it is not put back).  Safe to
+        retry.
         """
         waiting, since = await self._run(self._add, seek.pool, [seek.id, seek.to_json(), self.seek_ttl_ms])
-        return replace(seek, since=int(since)), int(waiting)
+        if int(since) < 0:
+            return seek, SeekStatus("claimed", int(waiting))
+        return replace(seek, since=int(since)), SeekStatus("waiting", int(waiting))
 
     async def cancel(self, seek: Seek) -> SeekStatus:
         """Take ``seek`` out of its pool.  Once this returns ``removed`` or ``gone`` it is never paired.
