@@ -135,3 +135,19 @@ def after_move(control: TimeControl, left_ms: int, ply: int) -> int:
     if ply >= 2:
         return left_ms + control.increment_s * 1000
     return left_ms
+
+
+#: Seconds the player to move must have been away before the opponent may claim: live timed games.
+CLAIM_AFTER_LIVE_S = 60
+#: The same for untimed games (no clock decides them otherwise).
+CLAIM_AFTER_UNTIMED_S = 120
+
+
+def claim_after_s(control: TimeControl, live_s: int = CLAIM_AFTER_LIVE_S,
+                  untimed_s: int = CLAIM_AFTER_UNTIMED_S) -> int | None:
+    """Seconds of absence of the player to move after which the opponent may claim the win or a
+    draw (``live_s`` in live timed games, ``untimed_s`` in untimed ones); None where claims do
+    not apply (correspondence: the days clock decides)."""
+    if control.days:
+        return None
+    return live_s if control.live else untimed_s

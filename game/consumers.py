@@ -46,6 +46,8 @@ ACTION_SERVICES = {
     "rematch_offer": services.offer_rematch,
     "rematch_accept": services.offer_rematch,
     "rematch_decline": services.decline_rematch,
+    "claim_win": lambda game_id, player_id: services.claim(game_id, player_id, draw=False),
+    "claim_draw": lambda game_id, player_id: services.claim(game_id, player_id, draw=True),
 }
 
 #: Close code sent when the game in the URL does not exist.

@@ -16,13 +16,16 @@ documented in ``docs/protocol.md`` and checked by ``tests/web/test_events.py``.
      "draw_offer": "B"|"W"|None (the seat with a pending draw offer),
      "draw_allowed_at": {"B": int, "W": int} (the ply from which each seat may offer a draw),
      "rematch_offer": "B"|"W"|None, "next_game": str|None (the rematch's id once agreed),
-     "clock": see :func:`clock_state` (None when untimed)}
+     "clock": see :func:`clock_state` (None when untimed),
+     "claim_after_s": int|None (seconds the player to move must be away before the opponent may
+                      claim the win or a draw; None in correspondence games)}
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
+from django.conf import settings
 from django.utils import timezone
 
 from game import clock, computer, rules
@@ -62,6 +65,8 @@ def state(game: Game, record: rules.Game) -> dict:
         "rematch_offer": game.rematch_offer or None,
         "next_game": game.next_game_id,
         "clock": clock_state(game),
+        "claim_after_s": clock.claim_after_s(game.control, settings.CLAIM_AFTER_LIVE_S,
+                                             settings.CLAIM_AFTER_UNTIMED_S),
     }
 
 
@@ -115,7 +120,8 @@ def seats_event(game: Game, record: rules.Game) -> dict:
 
 #: The names of ``update`` events: what happened besides a move.
 UPDATES = ("draw_offered", "draw_declined", "draw_accepted", "resigned", "aborted",
-           "rematch_offered", "rematch_declined", "rematch_started", "flagged")
+           "rematch_offered", "rematch_declined", "rematch_started", "flagged", "claimed_win",
+           "claimed_draw")
 
 
 def update_event(game: Game, record: rules.Game, what: str, by: str | None) -> dict:

@@ -35,6 +35,15 @@ def _key(game_id: str) -> str:
     return f"{settings.CHANNEL_LAYERS['default']['CONFIG']['prefix']}:viewers:{game_id}"
 
 
+def _seen_key(game_id: str) -> str:
+    """Hash: seat -> Unix seconds at which a socket of that seat was last known to be open."""
+    return f"{settings.CHANNEL_LAYERS['default']['CONFIG']['prefix']}:seen:{game_id}"
+
+
+class PresenceUnavailable(Exception):
+    """Redis could not be asked who is connected."""
+
+
 def _client() -> redis.asyncio.Redis:
     """The client of the running event loop (a server has one loop; each test has its own)."""
     loop = asyncio.get_running_loop()
@@ -65,6 +74,9 @@ async def enter(game_id: str, channel_name: str, role: str) -> dict:
         pipe.zadd(_key(game_id), {f"{role}:{channel_name}": now + VIEWER_TTL_S})
         pipe.zremrangebyscore(_key(game_id), "-inf", now)
         pipe.expire(_key(game_id), VIEWER_TTL_S * 2)
+        if role in ("B", "W"):
+            pipe.hset(_seen_key(game_id), role, now)
+            pipe.expire(_seen_key(game_id), 30 * 86400)
         pipe.zrange(_key(game_id), 0, -1)
         members = (await pipe.execute())[-1]
     except (redis.RedisError, OSError) as exc:
@@ -77,6 +89,8 @@ async def leave(game_id: str, channel_name: str, role: str) -> dict:
     """Remove one socket; return the game's audience as :func:`enter` does."""
     try:
         pipe = _client().pipeline(transaction=True)
+        if role in ("B", "W"):
+            pipe.hset(_seen_key(game_id), role, time.time())
         pipe.zrem(_key(game_id), f"{role}:{channel_name}")
         pipe.zrangebyscore(_key(game_id), time.time(), "+inf")
         members = (await pipe.execute())[-1]
@@ -86,17 +100,45 @@ async def leave(game_id: str, channel_name: str, role: str) -> dict:
     return _counts(members)
 
 
-def spectator_counts(game_ids: list[str]) -> dict[str, int]:
-    """Spectators now watching each game, for pages (synchronous); 0 for all when Redis fails."""
+def _sync() -> redis.Redis:
     global _sync_client
-    if not game_ids:
-        return {}
     if _sync_client is None:
         _sync_client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2,
                                             socket_connect_timeout=2)
+    return _sync_client
+
+
+def offline_s(game_id: str, seat: str, since: float) -> float:
+    """Seconds the player of ``seat`` has had no socket open on the game (0 while one is open).
+
+    Measured from the last time a socket of that seat was seen (opened,
+    pinged or closed); a seat never seen is measured from ``since`` (Unix
+    seconds, e.g. the start of the turn).  A socket whose server died counts
+    as open until its entry expires (:data:`VIEWER_TTL_S`), and is measured
+    from its last ping.  Synchronous, for services.  Raises
+    :class:`PresenceUnavailable` when Redis fails.
+    """
     now = time.time()
     try:
-        pipe = _sync_client.pipeline(transaction=False)
+        pipe = _sync().pipeline(transaction=False)
+        pipe.zrangebyscore(_key(game_id), now, "+inf")
+        pipe.hget(_seen_key(game_id), seat)
+        members, seen = pipe.execute()
+    except (redis.RedisError, OSError) as exc:
+        raise PresenceUnavailable(str(exc)) from None
+    if _counts(members)["online"][seat]:
+        return 0.0
+    last = float(seen) if seen is not None else since
+    return max(0.0, now - max(last, since))
+
+
+def spectator_counts(game_ids: list[str]) -> dict[str, int]:
+    """Spectators now watching each game, for pages (synchronous); 0 for all when Redis fails."""
+    if not game_ids:
+        return {}
+    now = time.time()
+    try:
+        pipe = _sync().pipeline(transaction=False)
         for game_id in game_ids:
             pipe.zrangebyscore(_key(game_id), now, "+inf")
         results = pipe.execute()

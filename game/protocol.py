@@ -60,7 +60,7 @@ class ClockCheck:
 
 #: Field-less game actions a seated player may send.
 ACTIONS = ("draw_offer", "draw_accept", "draw_decline", "resign", "abort",
-           "rematch_offer", "rematch_accept", "rematch_decline")
+           "rematch_offer", "rematch_accept", "rematch_decline", "claim_win", "claim_draw")
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from datetime import datetime
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
+from django.conf import settings
 from django.utils import timezone
 
 from game import clock, events, presence, rules
@@ -424,6 +425,44 @@ def offer_rematch(game_id: str, player_id: str | None) -> Outcome:
                              white=(game.black_player, game.black_name),
                              time_control=game.time_control)
         return "rematch_started", {"rematch_offer": "", "next_game": rematch}
+
+    return _act(game_id, player_id, decide)
+
+
+def claim(game_id: str, player_id: str | None, draw: bool) -> Outcome:
+    """The opponent of a player to move who left claims the win (or calls it a draw).
+
+    Allowed when the player to move has had no page of the game open for
+    :func:`game.clock.claim_after_s` seconds (:func:`game.presence.offline_s`).  Raises
+    :class:`ActionError`: ``no_such_game``, ``not_seated``, ``not_started``,
+    ``game_over``, ``not_claimable`` (correspondence, or it is your own turn),
+    ``opponent_present`` (present, or away for less than the limit; the
+    message says how long is left), ``presence_unavailable``.
+    """
+    def decide(game, seat):
+        seat = _seat_in_play(game, player_id)
+        limit = clock.claim_after_s(game.control, settings.CLAIM_AFTER_LIVE_S,
+                                    settings.CLAIM_AFTER_UNTIMED_S)
+        if limit is None:
+            raise ActionError("not_claimable", "In correspondence games the clock decides.")
+        turn = game.fen[0]
+        if turn == seat:
+            raise ActionError("not_claimable", "It is your turn; only the player to move can be claimed against.")
+        since = (game.turn_started_at or game.updated_at).timestamp()
+        try:
+            away = presence.offline_s(game.id, turn, since)
+        except presence.PresenceUnavailable:
+            raise ActionError("presence_unavailable",
+                              "Cannot tell whether your opponent is connected; try again.") from None
+        if away < limit:
+            left = max(1, round(limit - away))
+            raise ActionError("opponent_present", f"Your opponent can still come back: "
+                                                  f"you may claim in {left} s if they stay away."
+                              if away else "Your opponent is connected.")
+        if draw:
+            return "claimed_draw", _finished(rules.Outcome(rules.Termination.ABANDONED, None))
+        winner = rules.Color(seat)
+        return "claimed_win", _finished(rules.Outcome(rules.Termination.ABANDONED, winner))
 
     return _act(game_id, player_id, decide)
 

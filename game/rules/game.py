@@ -30,13 +30,14 @@ class Termination(enum.Enum):
     AGREEMENT = "agreement"
     TIME_FORFEIT = "time_forfeit"
     ABORTED = "aborted"
+    ABANDONED = "abandoned"
 
 
 _NEEDS_WINNER = {Termination.NO_PIECES, Termination.NO_MOVES, Termination.RESIGNATION}
 _DRAWS = {Termination.REPETITION, Termination.FORTY_MOVES, Termination.AGREEMENT}
 #: Endings decided outside the rules, which :meth:`Game.end` accepts.
 EXTERNAL = frozenset({Termination.RESIGNATION, Termination.AGREEMENT, Termination.TIME_FORFEIT,
-                      Termination.ABORTED})
+                      Termination.ABORTED, Termination.ABANDONED})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +105,8 @@ class Outcome:
             return "draw by agreement"
         if t is Termination.TIME_FORFEIT:
             return f"{loser} lost on time" if loser else "time forfeit"
+        if t is Termination.ABANDONED:
+            return f"{loser} left the game" if loser else "draw: a player left the game"
         return "game aborted"
 
 

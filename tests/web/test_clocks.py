@@ -11,6 +11,7 @@ from datetime import timedelta
 import pytest
 from channels.db import database_sync_to_async
 from django.db import connection
+from django.test import override_settings
 from django.utils import timezone
 
 from game import clock, events, services
@@ -182,3 +183,46 @@ async def test_server_flags_without_any_message(alice, bob, carol):
         event = await recv(comm, timeout=5)
         assert (event["type"], event["what"], event["state"]["result"]) == ("update", "flagged", "0-1")
         await comm.disconnect()
+
+
+@pytest.mark.asyncio
+async def test_claim_refused_while_opponent_present_and_after_absence_accepted(alice, bob, carol):
+    game = await database_sync_to_async(services.start_game)(
+        black=(alice.player_id, "alice"), white=(bob.player_id, "bob"), time_control="5+0")
+    a, snap = await alice.connect(game.id)
+    b, _ = await bob.connect(game.id)
+    c, _ = await carol.connect(game.id)
+    assert snap["state"]["claim_after_s"] == 60
+    # Black (alice) is to move and present: bob's claim is refused; alice cannot claim on her turn.
+    await b.send_json_to({"type": "claim_win"})
+    assert (await recv(b))["code"] == "opponent_present"
+    await a.send_json_to({"type": "claim_win"})
+    assert (await recv(a))["code"] == "not_claimable"
+    await c.send_json_to({"type": "claim_draw"})
+    assert (await recv(c))["code"] == "not_seated"
+    await a.disconnect()
+    # Gone for less than the limit: refused with the time left.
+    await b.send_json_to({"type": "claim_win"})
+    error = await recv(b)
+    assert error["code"] == "opponent_present" and "claim in" in error["message"]
+    before = await database_sync_to_async(stored)(game.id)
+    assert before[4] == "active"
+    # Past the limit (the limit made short for the test): accepted, once.
+    with override_settings(CLAIM_AFTER_LIVE_S=0):
+        await b.send_json_to({"type": "claim_win"})
+        for comm in (b, c):
+            event = await recv(comm)
+            assert (event["what"], event["state"]["result"], event["state"]["termination"]) == \
+                ("claimed_win", "0-1", "abandoned")
+            assert event["state"]["reason"] == "Black left the game"
+        await b.send_json_to({"type": "claim_draw"})
+        assert (await recv(b))["code"] == "game_over"
+    for comm in (b, c):
+        await comm.disconnect()
+
+
+def test_correspondence_games_are_not_claimable():
+    game = services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"), time_control="3d")
+    with pytest.raises(services.ActionError) as exc:
+        services.claim(game.id, BOB, draw=True)
+    assert exc.value.code == "not_claimable"
