@@ -2,7 +2,15 @@
 
 from django import forms
 
+from game import clock
 from game.services import NAME_MAX_CHARS
+
+TIME_CONTROL_CHOICES = (
+    [("untimed", "Untimed")]
+    + [(tc, tc) for tc in clock.STANDARD]
+    + [("custom", "Custom")]
+    + [(tc, clock.TimeControl.parse(tc).label()) for tc in clock.CORRESPONDENCE]
+)
 
 
 class NameField(forms.CharField):
@@ -29,6 +37,23 @@ class NewGameForm(forms.Form):
         initial="random",
         widget=forms.RadioSelect,
     )
+    time_control = forms.ChoiceField(label="Time control", choices=TIME_CONTROL_CHOICES,
+                                     initial="untimed", required=False)
+    minutes = forms.IntegerField(label="Minutes", min_value=1, max_value=clock.MAX_BASE_MINUTES,
+                                 required=False, initial=5)
+    increment = forms.IntegerField(label="Increment (s)", min_value=0, max_value=clock.MAX_INCREMENT_S,
+                                   required=False, initial=3)
+
+    def clean(self):
+        """Resolve ``custom`` into ``M+S``; the result is ``cleaned_data["time_control"]``."""
+        data = super().clean()
+        choice = data.get("time_control") or "untimed"
+        if choice == "custom":
+            if data.get("minutes") is None or data.get("increment") is None:
+                raise forms.ValidationError("Give the minutes and the increment of your time control.")
+            choice = f"{data['minutes']}+{data['increment']}"
+        data["time_control"] = choice
+        return data
 
 
 class JoinForm(forms.Form):

@@ -33,7 +33,8 @@ def home(request):
         if form.is_valid():
             name = form.cleaned_data["name"]
             request.session["name"] = name
-            game = services.create_game(player_id(request), name, form.cleaned_data["color"])
+            game = services.create_game(player_id(request), name, form.cleaned_data["color"],
+                                        time_control=form.cleaned_data["time_control"])
             return redirect("game", game_id=game.id)
     else:
         form = NewGameForm(initial={"name": request.session.get("name", "")})

@@ -153,3 +153,27 @@ def test_join_with_blank_name_shows_errors_and_keeps_seat_free():
     assert b'id="join-game"' in response.content
     game.refresh_from_db()
     assert (game.white_player, game.status) == ("", "waiting")
+
+
+@pytest.mark.parametrize("fields, stored", [
+    ({}, "untimed"),
+    ({"time_control": "3+2"}, "3+2"),
+    ({"time_control": "7d"}, "7d"),
+    ({"time_control": "custom", "minutes": "12", "increment": "7"}, "12+7"),
+])
+def test_create_game_with_time_control(fields, stored):
+    response = Client().post("/", {"name": "alice", "color": "B", **fields})
+    assert response.status_code == 302
+    game = Game.objects.get()
+    assert game.time_control == stored
+
+
+@pytest.mark.parametrize("fields", [
+    {"time_control": "2+1"},
+    {"time_control": "custom", "minutes": "0", "increment": "1"},
+    {"time_control": "custom", "minutes": "5"},
+])
+def test_create_game_bad_time_control_refused(fields):
+    response = Client().post("/", {"name": "alice", "color": "B", **fields})
+    assert response.status_code == 200
+    assert Game.objects.count() == 0
