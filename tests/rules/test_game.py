@@ -201,7 +201,10 @@ def test_end_refuses_automatic_terminations():
 def test_outcome_values_and_reasons():
     assert Termination("no_pieces") is Termination.NO_PIECES
     assert {t.value for t in Termination} == {
-        "no_pieces", "no_moves", "repetition", "forty_moves", "resignation", "agreement", "time_forfeit", "aborted"}
+        "no_pieces", "no_moves", "repetition", "forty_moves", "resignation", "agreement", "time_forfeit", "aborted",
+        "abandoned"}
+    assert Outcome(Termination.ABANDONED, Color.WHITE).result == "0-1"
+    assert Outcome(Termination.ABANDONED, None).result == "1/2-1/2"
     assert Outcome(Termination.RESIGNATION, Color.BLACK).reason == "White resigned"
     assert Outcome("no_moves", "W") == Outcome(Termination.NO_MOVES, Color.WHITE)
     with pytest.raises(ValueError):
