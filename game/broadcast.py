@@ -4,8 +4,13 @@ The channel layer delivers at most once; the database stays the truth.  A
 client that misses an event sees a gap in ``v`` and asks for a snapshot.
 """
 
+import logging
+
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from redis.exceptions import RedisError
+
+log = logging.getLogger(__name__)
 
 
 def group_name(game_id: str) -> str:
@@ -13,14 +18,25 @@ def group_name(game_id: str) -> str:
     return f"game.{game_id}"
 
 
-async def publish(game_id: str, events: list[dict]) -> None:
-    """Send ``events`` (already committed) to every socket of the game, in order."""
+async def publish(game_id: str, events: list[dict]) -> bool:
+    """Send ``events`` (already committed) to every socket of the game, in order.
+
+    Returns False when the channel layer (Redis) failed: the change is stored
+    all the same, and every socket of the game catches up from the database
+    with a snapshot when it reconnects or sees the next version.
+    """
     layer = get_channel_layer()
-    for event in events:
-        await layer.group_send(group_name(game_id), {"type": "game.event", "event": event})
+    try:
+        for event in events:
+            await layer.group_send(group_name(game_id), {"type": "game.event", "event": event})
+    except (RedisError, OSError) as exc:
+        log.warning("could not publish to game %s: %s", game_id, exc)
+        return False
+    return True
 
 
-def publish_sync(game_id: str, events: list[dict]) -> None:
+def publish_sync(game_id: str, events: list[dict]) -> bool:
     """:func:`publish` for synchronous callers such as views."""
-    if events:
-        async_to_sync(publish)(game_id, events)
+    if not events:
+        return True
+    return async_to_sync(publish)(game_id, events)

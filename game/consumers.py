@@ -18,6 +18,7 @@ import limits
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
+from django.db import DatabaseError
 from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 
@@ -123,6 +124,11 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json(exc.as_event())
             if exc.code in ("stale", "bad_version"):
                 await self.send_snapshot()
+        except DatabaseError as exc:
+            log.error("database unavailable for game %s: %s", self.game_id, exc)
+            await self.send_json({"type": "error", "code": "unavailable",
+                                  "message": "The server cannot reach its database right now; "
+                                             "nothing was changed. Try again in a moment."})
         finally:
             if self.computer:
                 computer_play.wake(self.game_id)  # the computer's reply, off the event loop
@@ -148,14 +154,21 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             outcome = await database_sync_to_async(services.play_move)(
                 self.game_id, self.player_id, message.move, message.v
             )
-            await publish(self.game_id, outcome.events)
+            await self.publish(outcome.events)
         elif isinstance(message, ClockCheck):
             if self.deadline is not None and time.monotonic() >= self.deadline - CLOCK_CHECK_LEAD_S:
                 await self.check_clock()
         elif isinstance(message, Action):
             service = ACTION_SERVICES[message.name]
             outcome = await database_sync_to_async(service)(self.game_id, self.player_id)
-            await publish(self.game_id, outcome.events)
+            await self.publish(outcome.events)
+
+    async def publish(self, events: list[dict]) -> None:
+        """Publish committed ``events`` to the game; if the channel layer fails, at least this
+        socket gets them (the others catch up from the database when they reconnect)."""
+        if not await publish(self.game_id, events):
+            for event in events:
+                await self.send_state(event)
 
     async def send_snapshot(self):
         """Send this viewer a fresh snapshot of the game."""
@@ -206,4 +219,4 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     async def check_clock(self) -> None:
         """Ask the server's clock whether the side to move has run out; publish the end if so."""
         outcome = await database_sync_to_async(services.check_clock)(self.game_id)
-        await publish(self.game_id, outcome.events)
+        await self.publish(outcome.events)
