@@ -1,0 +1,110 @@
+"""Playing the computer and using the analysis board in a real Chromium.
+
+The moves clicked come from the page's own list of legal moves (sent by the
+server); the analysis board's answers are checked against game.rules.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from game.rules import Position
+
+SCREENSHOTS = Path(os.environ.get("BROWSER_SCREENSHOTS_DIR", "/tmp"))
+
+# White gives the king on 25 (25-22, 17x26 is forced) and the man on 30 then takes three pieces
+# in one route, 30x23x16x7: a forced win (proved exhaustively in tests/engine/test_search.py).
+SHOT_FEN = "W:W18,K25,30,32:B10,K11,17,K19"
+
+
+def click_route(page: Page, move: str) -> None:
+    """Click the squares of ``move`` (full notation) on the board, start square first."""
+    for square in re.split(r"[-x]", move):
+        page.locator(f"#sq-{square}").click()
+
+
+def test_computer_replies_to_moves_played_on_the_board(server, new_context):
+    page = new_context().new_page()
+    page.goto(server.url + "/")
+    page.fill("#id_name", "alice")
+    page.locator("#computer-form label", has_text="Beginner").click()
+    page.locator("#computer-form label", has_text="Black").click()
+    page.click("#play-computer")
+    expect(page).to_have_url(re.compile(r"/g/\w+/$"))
+    expect(page.locator("#player-top .player-name")).to_have_text("Computer (level 1)")
+    expect(page.locator("#player-bottom .player-name")).to_have_text("alice")
+    for ply in (1, 3, 5):
+        expect(page.locator("body")).to_have_attribute("data-ply", str(ply - 1))
+        expect(page.locator("#turn")).to_have_text("Your turn")
+        legal = page.evaluate("() => window.checkers.ctrl.state.legal")
+        click_route(page, legal[0])
+        # The computer answers on its own: the game moves on by two plies.
+        expect(page.locator("body")).to_have_attribute("data-ply", str(ply + 1), timeout=20_000)
+    moves = page.evaluate("() => window.checkers.ctrl.moves")
+    replay = Position.initial()
+    for move in moves:
+        replay = replay.play(replay.parse_move(move))
+    assert len(moves) == 6
+    link = page.locator("#analyse-link")
+    expect(link).to_have_attribute("href", re.compile(r"^/analysis\?fen="))
+    page.screenshot(path=str(SCREENSHOTS / "computer-game.png"))
+    link.click()
+    expect(page).to_have_url(re.compile(r"/analysis\?fen="))
+    expect(page.locator("body")).to_have_attribute("data-fen", replay.fen())
+    expect(page.locator("#analysis-status")).to_contain_text("Black to move")
+
+
+def test_analysis_board_sets_up_positions_and_shows_the_engine_line(server, new_context):
+    page = new_context().new_page()
+    page.goto(server.url + "/analysis")
+    expect(page.locator("#analysis-status")).to_have_text("Black to move · 7 legal moves")
+    expect(page.locator("#legal-moves button")).to_have_count(7)
+
+    # Set up: an empty board, a white man on 30 and a black man on 29 (its crowning row: refused).
+    page.check("#mode-edit")
+    page.click("#clear")
+    page.locator(".tool-row label", has_text="White man").click()
+    page.locator("#sq-30").click()
+    page.locator(".tool-row label", has_text="Black man").click()
+    page.locator("#sq-29").click()
+    expect(page.locator("#analysis-error")).to_have_text("black man on its crowning row: 29")
+    expect(page.locator("#analyse")).to_be_disabled()
+    page.locator("#sq-29").click()  # the same piece again: removed
+    page.locator("#sq-1").click()
+    expect(page.locator("#analysis-error")).to_be_hidden()
+    expect(page.locator("body")).to_have_attribute("data-fen", "B:W30:B1")
+    page.check("#turn-white")
+    expect(page.locator("body")).to_have_attribute("data-fen", "W:W30:B1")
+
+    # A pasted FEN that RULES.md forbids is refused with the reason; the board stays.
+    page.fill("#fen-input", "B:W5:B5")
+    page.click("#fen-load")
+    expect(page.locator("#analysis-error")).to_have_text("square held by both sides: 5")
+    expect(page.locator("body")).to_have_attribute("data-fen", "W:W30:B1")
+
+    # A shot: the engine finds the forced win and shows its line as notation.
+    page.fill("#fen-input", SHOT_FEN)
+    page.click("#fen-load")
+    expect(page.locator("body")).to_have_attribute("data-fen", Position.from_fen(SHOT_FEN).fen())
+    page.check("#mode-play")
+    page.select_option("#think-ms", "1000")
+    page.click("#analyse")
+    result = page.locator("#engine-result")
+    expect(result).to_be_visible(timeout=15_000)
+    expect(page.locator("#engine-move")).to_have_text("25-22")
+    expect(page.locator("#engine-eval")).to_contain_text("White wins")
+    expect(page.locator("#engine-pv")).to_have_text(re.compile(r"^1\. \.\.\. 25-22 2\. 17x26 30x23x16x7"))
+    expect(page.locator("#sq-25")).to_have_class(re.compile(r"\bbest-from\b"))
+    expect(page.locator("#sq-22")).to_have_class(re.compile(r"\bbest-to\b"))
+    page.screenshot(path=str(SCREENSHOTS / "analysis-board.png"))
+
+    # Play the engine's move, then take it back.
+    page.click("#play-best")
+    expect(page.locator("#analysis-status")).to_contain_text("Black to move")
+    expect(page.locator("#legal-moves button")).to_have_text(["17x26"])
+    page.click("#undo")
+    expect(page.locator("body")).to_have_attribute("data-fen", Position.from_fen(SHOT_FEN).fen())
