@@ -142,7 +142,7 @@ def evaluate(own: int, opp: int, kings: int, black: bool) -> int:
         score -= 5 * ((bk & EDGE).bit_count() - (wk & EDGE).bit_count())
 
     if material and pieces < 24:
-        score += material * (24 - pieces) // 40
+        score += int(material * (24 - pieces) / 40)
     if pieces <= 10 and b and w:
         if material > 0 and bk:
             score -= 3 * _hunt(bk, w)
