@@ -491,6 +491,25 @@ async def test_live_seek_outlives_its_ttl_through_the_heartbeat(settings, alice,
         await comm.disconnect()
 
 
+async def test_seek_lost_while_its_socket_lives_is_put_back_by_the_heartbeat(settings, alice, bob, pools):
+    """As after a stall longer than the TTL: the seek vanished from Redis but its player is still there."""
+    settings.MATCHMAKING_HEARTBEAT = 0.1
+    a = await open_lobby(alice)
+    await seek(a)
+    [lost] = await pools.snapshot(POOL)
+    assert (await pools.cancel(lost)).state == "removed"
+    deadline = time.monotonic() + 5
+    while await pools.waiting(POOL) != 1:
+        assert time.monotonic() < deadline, "the heartbeat did not put the seek back"
+        await asyncio.sleep(0.05)
+    b = await open_lobby(bob)
+    await seek(b)
+    assert (await next_message(a))["type"] == "paired"
+    assert (await next_message(b))["type"] == "paired"
+    for comm in (a, b):
+        await comm.disconnect()
+
+
 async def test_seek_not_refreshed_expires_and_is_never_paired(pools):
     short = Matchmaker(pools.client, prefix=pools.prefix, seek_ttl_s=0.3)
     ghost, _ = await short.add(Seek(id="ghost", player="p-ghost", name="ghost", pool=POOL, channel="c0"))
