@@ -6,12 +6,14 @@
 
 import { parseFen, opposite, colorName, BLACK, WHITE } from './fen.js';
 import { matching, movePath } from './notation.js';
+import { clockNow, atZero } from './clock.js';
 
 const FLASH_MS = 4000;
 const SYNC_RETRY_MS = 5000;
 const PENDING_LIMIT_MS = 8000; // no answer to a move this long: ask for a snapshot
 const NUMBERS_KEY = 'checkers.showNumbers';
 const ACTION_LIMIT_MS = 6000; // an action sent without an answer this long: allow it again
+const CLOCK_CHECK_EVERY_MS = 2000; // a clock at zero asks the server again at most this often
 /** Plies without a capture or man move that draw the game (the forty-move rule). */
 export const NO_PROGRESS_LIMIT = 80;
 /** From this many plies on, the page warns that the forty-move rule is near. */
@@ -27,6 +29,8 @@ export const ACTIONS = [
   'rematch_offer',
   'rematch_accept',
   'rematch_decline',
+  'claim_win',
+  'claim_draw',
 ];
 
 function loadFlag(key) {
@@ -81,6 +85,12 @@ export class Ctrl {
     this.actionPending = null; // an action sent, awaiting the server's update or error
     this.actionTimer = null;
     this.rematchDeclinedBy = null; // the seat that declined our rematch proposal
+    this.now = () => performance.now(); // replaced in tests
+    this.stateAt = this.now(); // when the current state arrived: the clocks count down from there
+    this.turnAt = this.now(); // when this page saw the current turn begin
+    this.lastClockCheck = null; // when this page last sent clock_check
+    this.offlineSince = { B: null, W: null }; // when this page saw each player leave (null: on the page)
+    this.claimTimer = null;
     this.navigate = (url) => window.location.assign(url); // replaced in tests
   }
 
@@ -289,7 +299,9 @@ export class Ctrl {
     else if (msg.what === 'rematch_offered' || msg.what === 'rematch_started') this.rematchDeclinedBy = null;
     this.setState(msg.state);
     if (this.isOver || msg.what === 'aborted' || msg.what === 'resigned') this.resetSelection();
-    if (['draw_accepted', 'resigned', 'aborted'].includes(msg.what)) this.clearFlash(); // the result banner says it
+    if (['draw_accepted', 'resigned', 'aborted', 'flagged', 'claimed_win', 'claimed_draw'].includes(msg.what)) {
+      this.clearFlash(); // the result banner says it
+    }
     const text = this.describeUpdate(msg.what, msg.by);
     if (text) this.showFlash(text, 'info');
     else this.redraw();
@@ -301,6 +313,13 @@ export class Ctrl {
       spectators: Number(msg.spectators) || 0,
       online: msg.online && typeof msg.online === 'object' ? msg.online : {},
     };
+    const t = this.now();
+    for (const seat of [BLACK, WHITE]) {
+      const online = this.audience.online[seat];
+      if (online === true) this.offlineSince[seat] = null;
+      else if (online === false && this.offlineSince[seat] === null) this.offlineSince[seat] = t;
+    }
+    this.armClaimTimer();
     this.redraw();
   }
 
@@ -317,7 +336,7 @@ export class Ctrl {
       case 'rematch_started':
         return 'The rematch has started.';
       default:
-        return ''; // draw_accepted, resigned, aborted: the result banner says it
+        return ''; // draw_accepted, resigned, aborted, flagged, claims: the result banner says it
     }
   }
 
@@ -345,6 +364,11 @@ export class Ctrl {
   setState(state) {
     const before = this.state;
     this.state = state;
+    this.stateAt = this.now();
+    if (!before || before.id !== state.id || before.ply !== state.ply || before.status !== state.status) {
+      this.turnAt = this.stateAt;
+    }
+    this.armClaimTimer();
     if (before && before.id === state.id && !before.next_game && state.next_game && this.you) {
       // The rematch was agreed while this page was open: the players go to it.
       const url = `/g/${encodeURIComponent(state.next_game)}/`;
@@ -558,6 +582,57 @@ export class Ctrl {
       this.redraw();
     }, FLASH_MS);
     this.redraw();
+  }
+
+  // ---- clocks and presence ---------------------------------------------------
+
+  /** The clocks as the page counts them now (see clock.js clockNow), or null when untimed. */
+  clockNow() {
+    return clockNow(this.state, this.now() - this.stateAt);
+  }
+
+  /**
+   * The page's countdown of the side to move reached zero: ask the server to check its own
+   * clock (once, then at most every 2 s while nothing changes). The server decides.
+   */
+  clockExpired() {
+    if (!this.state || this.state.status !== 'active' || !atZero(this.clockNow())) return false;
+    const t = this.now();
+    if (this.lastClockCheck !== null && t - this.lastClockCheck < CLOCK_CHECK_EVERY_MS) return false;
+    if (!this.socket || !this.socket.send({ type: 'clock_check' })) return false;
+    this.lastClockCheck = t;
+    return true;
+  }
+
+  /**
+   * Milliseconds before the viewer may claim against the absent player to move (0: now), or
+   * null when no claim applies: a spectator, the viewer's own turn, a correspondence game, the
+   * computer's seat, or the player to move is on the page. Counted from when this page saw them
+   * leave or saw their turn begin, whichever is later (the server counts alike, and decides).
+   */
+  get claimWaitMs() {
+    const s = this.state;
+    if (!s || s.status !== 'active' || !this.you || s.turn === this.you) return null;
+    const limit = Number(s.claim_after_s);
+    if (!s.claim_after_s || !(limit > 0)) return null;
+    const seat = s.seats ? s.seats[s.turn] : null;
+    if (!seat || !seat.name || seat.computer) return null;
+    const since = this.offlineSince[s.turn];
+    if (since === null || since === undefined) return null;
+    const from = Math.max(since, this.turnAt);
+    return Math.max(0, limit * 1000 - (this.now() - from));
+  }
+
+  get canClaim() {
+    return this.claimWaitMs === 0;
+  }
+
+  /** Redraw when the claim becomes possible. */
+  armClaimTimer() {
+    clearTimeout(this.claimTimer);
+    this.claimTimer = null;
+    const wait = this.claimWaitMs;
+    if (wait) this.claimTimer = setTimeout(() => this.redraw(), wait + 50);
   }
 
   // ---- presentation helpers ---------------------------------------------

@@ -1,6 +1,8 @@
 // Home page: the list of games being played now (#live-games), rendered by the
 // server and refreshed from GET /games/live every few seconds. Names are
-// inserted as text, never as HTML.
+// inserted as text, never as HTML. Also: the create-game form's custom time
+// inputs (#custom-time) show only while "Custom" is chosen (without scripts
+// they always show).
 
 const REFRESH_MS = 5000;
 
@@ -22,7 +24,8 @@ function marker(color) {
   return node;
 }
 
-/** One <li> for a game {id, black, white, ply, spectators}. */
+/** One <li> for a game {id, black, white, ply, spectators} (and its time control when given:
+ * `control`, e.g. "5+3", with an optional `label`). */
 export function gameItem(game) {
   const li = document.createElement('li');
   li.dataset.id = String(game.id);
@@ -47,7 +50,14 @@ export function gameItem(game) {
   const n = Number(game.spectators) || 0;
   const watching = span('live-watching', `${n} watching`);
   watching.dataset.spectators = String(n);
-  a.append(players, ' ', movesNode, ' ', watching);
+  a.append(players, ' ');
+  if (game.control) {
+    const control = span('live-control', String(game.label || game.control));
+    control.dataset.control = String(game.control);
+    control.title = 'Time control';
+    a.append(control, ' ');
+  }
+  a.append(movesNode, ' ', watching);
   li.append(a);
   return li;
 }
@@ -60,7 +70,28 @@ export function renderGames(list, empty, games) {
   if (empty) empty.hidden = games.length > 0;
 }
 
+/** Show #custom-time only while the time control select says "custom". */
+export function wireTimeControl(custom = document.getElementById('custom-time')) {
+  const box = custom ? custom.closest('.time-control') : null;
+  const select = box ? box.querySelector('select') : null;
+  if (!select) return;
+  const update = () => {
+    const on = select.value === 'custom';
+    custom.hidden = !on;
+    for (const input of custom.querySelectorAll('input')) input.disabled = !on;
+  };
+  select.addEventListener('change', () => {
+    update();
+    if (select.value === 'custom') {
+      const first = custom.querySelector('input');
+      if (first) first.focus();
+    }
+  });
+  update();
+}
+
 function start() {
+  wireTimeControl();
   const list = document.getElementById('live-games');
   if (!list) return;
   const empty = document.getElementById('live-empty');

@@ -5,6 +5,7 @@ import { GameSocket, socketUrl } from './socket.js';
 import { BoardView } from './view/board.js';
 import { TableView } from './view/table.js';
 import { ActionsView } from './view/actions.js';
+import { ClockView } from './view/clocks.js';
 import { renderAnalyseLink } from './view/analyse-link.js';
 
 function readConfig() {
@@ -102,10 +103,12 @@ function boot() {
   let board = null;
   let table = null;
   let actions = null;
+  let clocks = null;
   const redraw = () => {
     if (board) board.render();
     if (table) table.render();
     if (actions) actions.render();
+    if (clocks) clocks.render();
     if (board) renderAnalyseLink(document.getElementById('analyse-link'), ctrl);
   };
   const ctrl = new Ctrl(config, redraw);
@@ -160,6 +163,20 @@ function boot() {
       rematchActions: byId('rematch-actions'),
       rematch: byId('rematch'),
       rematchNote: byId('rematch-note'),
+      claimBox: byId('claim-box'),
+      claimText: byId('claim-text'),
+      claimActions: byId('claim-actions'),
+      claimWin: byId('claim-win'),
+      claimDraw: byId('claim-draw'),
+    },
+    ctrl,
+  );
+  clocks = new ClockView(
+    {
+      clockTop: byId('clock-top'),
+      clockBottom: byId('clock-bottom'),
+      timeControl: byId('time-control'),
+      answerTime: byId('answer-time'),
     },
     ctrl,
   );
@@ -187,7 +204,7 @@ function boot() {
   socket.connect();
 
   // For debugging in the console and for browser tests.
-  window.checkers = { ctrl, socket, board, table, actions };
+  window.checkers = { ctrl, socket, board, table, actions, clocks };
 }
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);

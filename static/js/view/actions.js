@@ -28,6 +28,7 @@ export class ActionsView {
     this.ctrl = ctrl;
     this.confirmingResign = false;
     this.resignTimer = null;
+    this.claimTicker = null;
 
     const on = (node, handler) => {
       if (node) node.addEventListener('click', handler);
@@ -45,6 +46,8 @@ export class ActionsView {
     on(els.rematch, () => ctrl.act('rematch_offer'));
     on(els.acceptRematch, () => ctrl.act('rematch_accept'));
     on(els.declineRematch, () => ctrl.act('rematch_decline'));
+    on(els.claimWin, () => ctrl.act('claim_win'));
+    on(els.claimDraw, () => ctrl.act('claim_draw'));
     if (els.resignBox) {
       els.resignBox.addEventListener('keydown', (e) => {
         if (e.key === 'Escape') this.closeResign(true);
@@ -127,6 +130,28 @@ export class ActionsView {
     enable(els.abort, !busy);
     show(els.playActions, seatedInPlay || ctrl.canAbort);
 
+    // ---- the player to move left: claim the win or call it a draw (players only) ----
+    const claimWait = seatedInPlay ? ctrl.claimWaitMs : null;
+    const canClaim = claimWait === 0;
+    let claimText = '';
+    if (claimWait !== null) {
+      const who = ctrl.seatName(s.turn) || 'Your opponent';
+      claimText = canClaim
+        ? `${who} left the game.`
+        : `${who} left the page: if they stay away, you may claim the game in ${Math.ceil(claimWait / 1000)} s.`;
+    }
+    text(els.claimText, claimText);
+    show(els.claimBox, !!claimText);
+    show(els.claimActions, canClaim);
+    enable(els.claimWin, canClaim && !busy);
+    enable(els.claimDraw, canClaim && !busy);
+    // Count the wait down on the page (the controller redraws when it is over).
+    if (claimWait && !this.claimTicker) this.claimTicker = setInterval(() => this.render(), 1000);
+    else if (!claimWait && this.claimTicker) {
+      clearInterval(this.claimTicker);
+      this.claimTicker = null;
+    }
+
     // ---- after the game ----
     const canRematch = !!(you && over && ctrl.hasOpponent && !s.next_game);
     const proposal = canRematch ? s.rematch_offer : null;
@@ -149,7 +174,7 @@ export class ActionsView {
     show(els.rematchActions, canRematch && !theirProposal);
 
     const anything =
-      theirOffer || !!pendingText || seatedInPlay || ctrl.canAbort || canRematch || !!note;
+      theirOffer || !!pendingText || seatedInPlay || ctrl.canAbort || canRematch || !!note || !!claimText;
     show(els.panel, anything);
     if (els.panel) els.panel.dataset.busy = busy ? '1' : '';
   }

@@ -1,0 +1,77 @@
+// Clocks on the page: the server's numbers (state.clock, docs/protocol.md) counted
+// down locally between events. The page never decides a game on time: when the
+// running clock reaches zero it only asks the server (`clock_check`).
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+function pad2(n) {
+  return String(n).padStart(2, '0');
+}
+
+/** True for a correspondence control ("1d", "3d", "7d"). */
+export function isCorrespondence(clock) {
+  return !!(clock && typeof clock.control === 'string' && /^\d+d$/.test(clock.control));
+}
+
+/**
+ * A remaining time as people read it.
+ *
+ * Live: "4:59", "1:02:03" from an hour up, "0:09.3" (tenths) under 10 s.
+ * Correspondence: "2d 23h" (or "3d") from a day up, else "23:59:10".
+ * Times are rounded down: a clock shows 0 only when it is really out.
+ */
+export function formatClock(ms, correspondence = false) {
+  const left = Math.max(0, Math.floor(Number(ms) || 0));
+  if (correspondence && left >= DAY) {
+    const days = Math.floor(left / DAY);
+    const hours = Math.floor((left % DAY) / HOUR);
+    return hours ? `${days}d ${hours}h` : `${days}d`;
+  }
+  const hours = Math.floor(left / HOUR);
+  const minutes = Math.floor((left % HOUR) / MINUTE);
+  const seconds = Math.floor((left % MINUTE) / SECOND);
+  if (correspondence || hours) return `${hours}:${pad2(minutes)}:${pad2(seconds)}`;
+  if (left < 10 * SECOND) return `0:${pad2(seconds)}.${Math.floor((left % SECOND) / 100)}`;
+  return `${minutes}:${pad2(seconds)}`;
+}
+
+/** Whole seconds shown by the first-move countdown (rounded up: "1 s" until it is out). */
+export function firstMoveSeconds(ms) {
+  return Math.max(0, Math.ceil((Number(ms) || 0) / SECOND));
+}
+
+/**
+ * The clocks now: {B, W, running, firstMove, correspondence, label} with the running side's
+ * time (and the first-move allowance) counted down by the `elapsedMs` since the state came.
+ * Null in an untimed game. Nothing runs unless the game is active.
+ */
+export function clockNow(state, elapsedMs) {
+  const clock = state && state.clock;
+  if (!clock) return null;
+  const active = state.status === 'active';
+  const spent = active ? Math.max(0, Number(elapsedMs) || 0) : 0;
+  const running = active && (clock.running === 'B' || clock.running === 'W') ? clock.running : null;
+  const out = {
+    B: Math.max(0, Number(clock.B) || 0),
+    W: Math.max(0, Number(clock.W) || 0),
+    running,
+    firstMove: null,
+    correspondence: isCorrespondence(clock),
+    label: clock.label || clock.control || '',
+  };
+  if (running) out[running] = Math.max(0, out[running] - spent);
+  if (active && clock.first_move_ms !== null && clock.first_move_ms !== undefined) {
+    out.firstMove = Math.max(0, Number(clock.first_move_ms) - spent);
+  }
+  return out;
+}
+
+/** True when the page's countdown says the side to move is out of time (or of first-move time). */
+export function atZero(now) {
+  if (!now) return false;
+  if (now.running && now[now.running] <= 0) return true;
+  return now.firstMove !== null && now.firstMove <= 0;
+}

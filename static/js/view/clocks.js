@@ -1,0 +1,111 @@
+// The clocks next to the player bars (#clock-top, #clock-bottom), the time control
+// label (#time-control) and, in a correspondence game, the mover's "Time left to
+// answer" (#answer-time). Between the server's events the running clock counts
+// down here; at zero the controller asks the server, which decides.
+
+import { colorName, opposite } from '../fen.js';
+import { formatClock, firstMoveSeconds } from '../clock.js';
+
+const TICK_MS = 100;
+const LOW_MS = 10_000; // a live clock under this shows tenths and turns red
+const LOW_CORRESPONDENCE_MS = 3_600_000; // a correspondence clock under an hour turns red
+
+function text(node, value) {
+  if (node && node.textContent !== value) node.textContent = value;
+}
+
+function show(node, visible) {
+  if (node && node.hidden === visible) node.hidden = !visible;
+}
+
+function setData(node, key, value) {
+  if (node && node.dataset[key] !== value) node.dataset[key] = value;
+}
+
+export class ClockView {
+  /**
+   * @param {object} els  {clockTop, clockBottom, timeControl, answerTime}
+   * @param {Ctrl} ctrl
+   */
+  constructor(els, ctrl) {
+    this.els = els;
+    this.ctrl = ctrl;
+    this.ticker = null;
+  }
+
+  render() {
+    const ctrl = this.ctrl;
+    const now = ctrl.clockNow();
+    const bottom = ctrl.orientation;
+    this.renderClock(this.els.clockBottom, bottom, now);
+    this.renderClock(this.els.clockTop, opposite(bottom), now);
+    this.renderLabel(now);
+    this.renderAnswerTime(now);
+    const ticking = !!(now && (now.running || now.firstMove !== null));
+    if (ticking) {
+      if (!this.ticker) this.ticker = setInterval(() => this.tick(), TICK_MS);
+    } else if (this.ticker) {
+      clearInterval(this.ticker);
+      this.ticker = null;
+    }
+  }
+
+  tick() {
+    this.render();
+    this.ctrl.clockExpired(); // sends clock_check only when a countdown is at zero
+  }
+
+  renderClock(node, color, now) {
+    if (!node) return;
+    if (!now) {
+      show(node, false);
+      return;
+    }
+    const s = this.ctrl.state;
+    const running = now.running === color;
+    const firstMove = now.firstMove !== null && s.turn === color;
+    const ms = now[color];
+    let value;
+    if (firstMove) value = `first move: ${firstMoveSeconds(now.firstMove)} s`;
+    else value = formatClock(ms, now.correspondence);
+    text(node, value);
+    setData(node, 'seat', color);
+    setData(node, 'running', running ? 'true' : 'false');
+    setData(node, 'ms', String(Math.round(ms)));
+    node.classList.toggle('first-move', firstMove);
+    node.classList.toggle('correspondence', now.correspondence);
+    const low = running && ms < (now.correspondence ? LOW_CORRESPONDENCE_MS : LOW_MS);
+    node.classList.toggle('low', low);
+    node.classList.toggle('out', running && ms <= 0);
+    const title = `${colorName(color)}'s clock${running ? ' (running)' : ''}`;
+    if (node.title !== title) node.title = title;
+    show(node, true);
+  }
+
+  renderLabel(now) {
+    const node = this.els.timeControl;
+    if (!node) return;
+    const s = this.ctrl.state;
+    if (!s) {
+      show(node, false);
+      return;
+    }
+    text(node, now ? now.label : 'Untimed');
+    node.title = now ? `Time control: ${now.label}` : 'No clocks in this game';
+    setData(node, 'control', s.clock ? String(s.clock.control || '') : 'untimed');
+    show(node, true);
+  }
+
+  /** Correspondence: the player to move sees how long is left for this move. */
+  renderAnswerTime(now) {
+    const node = this.els.answerTime;
+    if (!node) return;
+    const ctrl = this.ctrl;
+    const mine = !!(now && now.correspondence && ctrl.isMyTurn && now.running === ctrl.you);
+    if (mine) {
+      text(node, `Time left to answer: ${formatClock(now[ctrl.you], true)}`);
+      node.classList.toggle('low', now[ctrl.you] < LOW_CORRESPONDENCE_MS);
+    }
+    show(node, mine);
+  }
+}
