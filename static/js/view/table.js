@@ -59,7 +59,9 @@ export class TableView {
     const isYou = ctrl.you === color;
     const toMove = !!(ctrl.state && ctrl.state.status === 'active' && ctrl.state.turn === color);
     const won = !!(ctrl.state && ctrl.isOver && ctrl.state.winner === color);
-    const online = ctrl.audience && ctrl.audience.online ? ctrl.audience.online[color] : undefined;
+    const seat = ctrl.state && ctrl.state.seats ? ctrl.state.seats[color] : null;
+    const computer = !!(seat && seat.computer); // the computer is always there
+    const online = computer ? true : ctrl.audience && ctrl.audience.online ? ctrl.audience.online[color] : undefined;
     const key = JSON.stringify([color, name, isYou, toMove, won, !!ctrl.state, online]);
     if (node.dataset.key === key) return;
     node.dataset.key = key;
@@ -115,6 +117,8 @@ export class TableView {
     if (ctrl.you) {
       if (s.turn === ctrl.you) return ctrl.pending ? 'Your move is on its way…' : 'Your turn';
       const other = ctrl.seatName(s.turn);
+      const seat = s.seats ? s.seats[s.turn] : null;
+      if (other && seat && seat.computer) return `${other} is thinking…`;
       return other ? `${other}'s turn` : `${colorName(s.turn)}'s turn`;
     }
     return `${colorName(s.turn)} to move`;
