@@ -67,14 +67,16 @@ CELL_POSITION_JS = """(cell) => {
 
 @dataclasses.dataclass
 class Person:
-    """One person's page, and the websocket frames it sent."""
+    """One person's page, and the frames it sent on its game sockets (one per connection)."""
 
     name: str
     page: Page
     sent: list = dataclasses.field(default_factory=list)
-    socket: object = None  # the page's latest Playwright WebSocket
+    socket: object = None  # the page's latest game socket (a Playwright WebSocket)
 
     def watch(self, ws) -> None:
+        if "/ws/game/" not in ws.url:
+            return  # e.g. the home page's lobby socket
         self.socket = ws
         ws.on("framesent", lambda payload: self.sent.append(payload))
 
