@@ -281,6 +281,17 @@ def test_custom_time_inputs_show_only_for_custom(server, new_context, browser):
     for p in t.pages:
         expect(p.locator("#time-control")).to_have_text("2+1")
         expect(clock(p, "W")).to_have_text("2:00")
+    # On a phone, in dark mode, the bars and clocks fit across the screen.
+    phone = t.alice.page
+    phone.set_viewport_size({"width": 375, "height": 740})
+    phone.emulate_media(color_scheme="dark")
+    for row in ("top", "bottom"):
+        bar = phone.locator(f"#player-{row}").bounding_box()
+        box = phone.locator(f"#clock-{row}").bounding_box()
+        assert bar["x"] >= 0 and bar["x"] + bar["width"] <= box["x"], (bar, box)
+        assert box["x"] + box["width"] <= 375, box
+    expect(clock(phone, "B")).to_have_text(re.compile(r"^first move: \d+ s$"))
+    shot(phone, "phone-dark")
 
 
 @pytest.fixture
