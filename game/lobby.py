@@ -35,11 +35,14 @@ import time
 import uuid
 import weakref
 
+import limits
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.urls import reverse
+from limits.storage import MemoryStorage
+from limits.strategies import MovingWindowRateLimiter
 
 from game import matchmaking, services
 from game.lobby_protocol import CancelSeek, Ping, ProtocolError, SeekGame, decode_frame, parse_lobby_message
@@ -54,6 +57,12 @@ CLOSE_NO_SESSION = 4401
 COUNT_PUSH_DELAY_S = 0.25
 #: Seconds between pushes of the counts when nothing changes (seeks of dead processes expire silently).
 COUNT_REFRESH_S = 10.0
+
+#: Messages one lobby socket may send (each seek or cancel costs Redis calls); more are refused.
+RATE_LIMITS = limits.parse_many("20/second;240/minute")
+_RATE_NOTICE = limits.parse("1/second")
+# In memory, per process: a socket lives in one process.
+_limiter = MovingWindowRateLimiter(MemoryStorage())
 
 UNAVAILABLE_MESSAGE = ("Matchmaking is unavailable right now; please try again in a moment. "
                        "Games in progress are not affected.")
@@ -248,6 +257,8 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                 await self.channel_layer.group_discard(group, self.channel_name)
 
     async def receive(self, text_data=None, bytes_data=None, **kwargs):
+        if not await self.within_rate_limit():
+            return
         try:
             message = parse_lobby_message(decode_frame(text_data, bytes_data))
         except ProtocolError as exc:
@@ -263,6 +274,15 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
         except MatchmakingUnavailable as exc:
             log.warning("lobby: matchmaking unavailable: %s", exc)
             await self.send_json(error("matchmaking_unavailable", UNAVAILABLE_MESSAGE))
+
+    async def within_rate_limit(self) -> bool:
+        """Count one message of this socket; False when over :data:`RATE_LIMITS` (told at most once a second)."""
+        allowed = True
+        for item in RATE_LIMITS:
+            allowed = _limiter.hit(item, "lobby-socket", self.channel_name) and allowed
+        if not allowed and _limiter.hit(_RATE_NOTICE, "lobby-notice", self.channel_name):
+            await self.send_json(error("rate_limited", "Too many messages; slow down."))
+        return allowed
 
     async def handle(self, message):
         """Carry out one parsed client message.  Raises ActionError or MatchmakingUnavailable."""

@@ -619,6 +619,20 @@ async def test_bad_lobby_input_gets_error_to_sender_only(alice, bob, pools):
         await comm.disconnect()
 
 
+async def test_lobby_flood_is_rate_limited_and_the_socket_recovers(alice):
+    a = await open_lobby(alice)
+    for _ in range(30):
+        await a.send_json_to({"type": "ping"})
+    answers = [await next_message(a) for _ in range(21)]
+    assert [m["type"] for m in answers] == ["pong"] * 20 + ["error"]
+    assert answers[-1]["code"] == "rate_limited"
+    assert await quiet(a, 0.2) == []  # the notice comes once, the other pings are dropped
+    await asyncio.sleep(1.1)
+    await a.send_json_to({"type": "ping"})
+    assert await next_message(a) == {"type": "pong"}
+    await a.disconnect()
+
+
 async def test_seek_without_a_name_anywhere_gets_bad_name(pools):
     nameless = browser_without("name")
     comm = await open_lobby(nameless)
