@@ -6,6 +6,7 @@ import uuid
 from dataclasses import dataclass
 
 import pytest
+from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.contrib.sessions.backends.signed_cookies import SessionStore
@@ -62,6 +63,15 @@ def make_browser(name: str) -> Browser:
     store["name"] = name
     store.save()
     return Browser(name=name, player_id=player_id, cookie=store.session_key)
+
+
+@pytest.fixture(autouse=True)
+def fresh_channel_layer():
+    """Each test gets its own channel layer object: the Redis layer binds its receive lock to the
+    event loop of its first receiver, and every test runs in an event loop of its own."""
+    channel_layers.backends = {}
+    yield
+    channel_layers.backends = {}
 
 
 @pytest.fixture
