@@ -226,13 +226,14 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int,
             Move.objects.create(game=game, ply=ply, notation=str(move), fen_after=record.position.fen())
             changes = {"fen": record.position.fen(), "ply": ply,
                        "position_version": game.version + 1}
+            changes["turn_started_at"] = now
             control = game.control
             if control.timed:
                 field = "black_ms" if seat == "B" else "white_ms"
                 left = getattr(game, field)
                 if clock.runs(control, game.ply):
                     left -= clock.elapsed_ms(game.turn_started_at, now)
-                changes.update({field: clock.after_move(control, left, game.ply), "turn_started_at": now})
+                changes[field] = clock.after_move(control, left, game.ply)
             if game.draw_offer and game.draw_offer != seat:
                 changes.update(_declined(game, ply))
             if record.outcome is not None:
@@ -536,11 +537,14 @@ def game_pdn(game_id: str, site: str) -> str:
 def live_games(limit: int = 50) -> list[dict]:
     """The games being played now, most recently active first.
 
-    Returns ``[{"id": str, "black": str, "white": str, "ply": int, "spectators": int}]``;
+    Returns ``[{"id": str, "black": str, "white": str, "ply": int, "spectators": int,
+    "control": str, "label": str}]`` (the time control, as text and in words);
     spectator counts come from :mod:`game.presence` (0 when Redis is unreachable).
     """
     games = list(Game.objects.filter(status=Game.Status.ACTIVE).order_by("-updated_at")
-                 .values("id", "black_name", "white_name", "ply")[:limit])
+                 .values("id", "black_name", "white_name", "ply", "time_control")[:limit])
     counts = presence.spectator_counts([g["id"] for g in games])
+    controls = {g["time_control"]: clock.TimeControl.parse(g["time_control"]) for g in games}
     return [{"id": g["id"], "black": g["black_name"], "white": g["white_name"], "ply": g["ply"],
-             "spectators": counts.get(g["id"], 0)} for g in games]
+             "spectators": counts.get(g["id"], 0), "control": g["time_control"],
+             "label": controls[g["time_control"]].label()} for g in games]

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
-import time
-import uuid
 from pathlib import Path
-from urllib.parse import urlparse, urlunparse
 
 import pytest
+
+from tests.system.processes import Daphne, server_database
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -49,107 +47,46 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _server_database(tmp_path_factory):
-    """Yield a DATABASE_URL for the server: a new SQLite file or a new PostgreSQL database."""
-    url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith(("postgres://", "postgresql://")):
-        yield f"sqlite:///{tmp_path_factory.mktemp('browser-db') / 'db.sqlite3'}"
-        return
-    import psycopg
-
-    parsed = urlparse(url)
-    name = f"checkers_browser_{uuid.uuid4().hex[:8]}"
-    admin = urlunparse(parsed._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield urlunparse(parsed._replace(path=f"/{name}"))
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
 @pytest.fixture(scope="session")
 def server_env(tmp_path_factory):
-    gen = _server_database(tmp_path_factory)
-    database_url = next(gen)
-    env = dict(os.environ)
-    env.update({
-        "DJANGO_SETTINGS_MODULE": "checkers_site.settings",
-        "DATABASE_URL": database_url,
-        "DJANGO_SECRET_KEY": "browser-test-secret-key",
-        "DJANGO_DEBUG": "0",
-        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
-    })
-    env.setdefault("REDIS_URL", "redis://127.0.0.1:6380/0")
-    static = tmp_path_factory.mktemp("static")
-    env["DJANGO_STATIC_ROOT"] = str(static)
-    # The two commands are independent: run them side by side.
-    commands = [[sys.executable, "manage.py", "migrate", "--noinput"],
-                [sys.executable, "manage.py", "collectstatic", "--noinput"]]
-    procs = [subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-             for cmd in commands]
-    for cmd, proc in zip(commands, procs):
-        output, _ = proc.communicate(timeout=120)
-        if proc.returncode:
-            raise RuntimeError(f"{' '.join(cmd[1:])} failed:\n{output.decode(errors='replace')[-3000:]}")
-    yield env
-    try:
-        next(gen)
-    except StopIteration:
-        pass
+    with server_database(tmp_path_factory.mktemp("browser-db")) as database_url:
+        env = dict(os.environ)
+        env.update({
+            "DJANGO_SETTINGS_MODULE": "checkers_site.settings",
+            "DATABASE_URL": database_url,
+            "DJANGO_SECRET_KEY": "browser-test-secret-key",
+            "DJANGO_DEBUG": "0",
+            "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+        })
+        env.setdefault("REDIS_URL", "redis://127.0.0.1:6380/0")
+        static = tmp_path_factory.mktemp("static")
+        env["DJANGO_STATIC_ROOT"] = str(static)
+        # The two commands are independent: run them side by side.
+        commands = [[sys.executable, "manage.py", "migrate", "--noinput"],
+                    [sys.executable, "manage.py", "collectstatic", "--noinput"]]
+        procs = [subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT) for cmd in commands]
+        for cmd, proc in zip(commands, procs):
+            output, _ = proc.communicate(timeout=120)
+            if proc.returncode:
+                raise RuntimeError(
+                    f"{' '.join(cmd[1:])} failed:\n{output.decode(errors='replace')[-3000:]}")
+        yield env
 
 
-class Server:
+class Server(Daphne):
     """A Daphne process serving the site on a loopback port; can be killed and started again."""
 
     def __init__(self, env: dict, log_path: Path):
-        self.env = env
-        self.port = free_port()
+        super().__init__(log_path, env)
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = log_path
-        self.proc = None
-        self.log = None
-
-    def start(self) -> None:
-        self.log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port),
-             "checkers_site.asgi:application"],
-            cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"daphne exited: {self.log_path.read_text()[-2000:]}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-                return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("daphne did not start within 30 s")
 
     def stop(self, kill: bool = False) -> None:
         """Stop the server: SIGTERM (a clean shutdown), or SIGKILL with ``kill=True`` (a crash)."""
-        if self.proc and self.proc.poll() is None:
-            if kill:
-                self.proc.kill()
-            else:
-                self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if self.log:
-            self.log.close()
-            self.log = None
+        if kill:
+            self.kill()
+        else:
+            super().stop()
 
 
 _servers: list[Server] = []

@@ -140,7 +140,7 @@ def test_live_games_lists_active_games_only():
     services.create_game("c" * 32, "carol", "B")  # waiting: not listed
     data = Client().get("/games/live").json()
     assert data == {"games": [{"id": active.id, "black": "alice", "white": "bob", "ply": 0,
-                               "spectators": 0}]}
+                               "spectators": 0, "control": "untimed", "label": "Untimed"}]}
     assert Client().get("/g/nosuchgame.pdn").status_code == 404
 
 
