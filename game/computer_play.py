@@ -106,7 +106,7 @@ def next_job(game_id: str) -> Job | None:
         return None
     ids = {"B": game.black_player, "W": game.white_player}
     if game.status == Game.Status.ACTIVE:
-        record = services.game_record(game)
+        record = services.current_record(game)
         if record.is_over:
             return None
         position = record.position
@@ -147,12 +147,6 @@ def wake(game_id: str) -> asyncio.Task:
 
     task.add_done_callback(forget)
     return task
-
-
-def busy(game_id: str) -> bool:
-    """True while this process works on the computer's turn in ``game_id``."""
-    task = _tasks.get(game_id)
-    return task is not None and not task.done()
 
 
 async def _work(game_id: str) -> None:

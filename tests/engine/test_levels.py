@@ -73,7 +73,7 @@ def test_process_pool_runs_searches_off_the_event_loop():
 
         result, ticks = asyncio.run(both())
         assert result["move"] in [str(m) for m in Position.initial().legal_moves()]
-        assert ticks >= 10  # the loop kept running while the worker searched
+        assert ticks >= 5  # the loop kept running while the worker searched
         assert pool.call(worker.analyse, INITIAL_FEN, 20, timeout=30)["move"]
     finally:
         pool.shutdown()
