@@ -10,15 +10,35 @@ import os
 import re
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from game.rules import Position
+from tests.browser.conftest import Server
 
 SCREENSHOTS = Path(os.environ.get("BROWSER_SCREENSHOTS_DIR", "/tmp"))
 
 # White gives the king on 25 (25-22, 17x26 is forced) and the man on 30 then takes three pieces
 # in one route, 30x23x16x7: a forced win (proved exhaustively in tests/engine/test_search.py).
 SHOT_FEN = "W:W18,K25,30,32:B10,K11,17,K19"
+
+
+@pytest.fixture
+def slow_computer_server(server_env, tmp_path):
+    """A server of this test's own whose computer takes 2 s over a move: time to kill it meanwhile."""
+    srv = Server({**server_env, "COMPUTER_MIN_THINK_MS": "2000"}, tmp_path / "daphne.log")
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+def start_computer_game(page: Page, url: str, level_name: str, colour: str) -> None:
+    page.goto(url + "/")
+    page.fill("#id_name", "alice")
+    page.locator("#computer-form label", has_text=level_name).click()
+    page.locator("#computer-form label", has_text=colour).click()
+    page.click("#play-computer")
+    expect(page).to_have_url(re.compile(r"/g/\w+/$"))
 
 
 def click_route(page: Page, move: str) -> None:
@@ -29,12 +49,7 @@ def click_route(page: Page, move: str) -> None:
 
 def test_computer_replies_to_moves_played_on_the_board(server, new_context):
     page = new_context().new_page()
-    page.goto(server.url + "/")
-    page.fill("#id_name", "alice")
-    page.locator("#computer-form label", has_text="Beginner").click()
-    page.locator("#computer-form label", has_text="Black").click()
-    page.click("#play-computer")
-    expect(page).to_have_url(re.compile(r"/g/\w+/$"))
+    start_computer_game(page, server.url, "Beginner", "Black")
     expect(page.locator("#player-top .player-name")).to_have_text("Computer (level 1)")
     expect(page.locator("#player-bottom .player-name")).to_have_text("alice")
     for ply in (1, 3, 5):
@@ -108,3 +123,19 @@ def test_analysis_board_sets_up_positions_and_shows_the_engine_line(server, new_
     expect(page.locator("#legal-moves button")).to_have_text(["17x26"])
     page.click("#undo")
     expect(page.locator("body")).to_have_attribute("data-fen", Position.from_fen(SHOT_FEN).fen())
+
+
+def test_computer_move_lost_in_a_server_crash_comes_after_the_restart(slow_computer_server, new_context):
+    srv = slow_computer_server
+    page = new_context().new_page()
+    start_computer_game(page, srv.url, "Beginner", "Black")
+    expect(page.locator("#turn")).to_have_text("Your turn")
+    click_route(page, page.evaluate("() => window.checkers.ctrl.state.legal[0]"))
+    expect(page.locator("body")).to_have_attribute("data-ply", "1")
+    expect(page.locator("#turn")).to_have_text("Computer (level 1) is thinking…")
+    srv.stop(kill=True)  # the computer was still thinking
+    expect(page.locator("#connection")).to_be_visible()
+    srv.start()
+    # The page reconnects by itself; the new server finds the computer to move and plays.
+    expect(page.locator("body")).to_have_attribute("data-ply", "2", timeout=30_000)
+    expect(page.locator("#turn")).to_have_text("Your turn")
