@@ -82,6 +82,7 @@ class Player:
 
     @property
     def name(self) -> str:
+        """For the report, e.g. ``'level 3 (Club player, 300 ms)'``."""
         if self.level is None:
             return "random mover"
         chosen = LEVELS[self.level - 1]
@@ -89,9 +90,11 @@ class Player:
 
     @property
     def budget_ms(self) -> int:
+        """The level's time budget per move (ms) after ``time_scale``."""
         return max(10, int(LEVELS[self.level - 1].time_ms * self.time_scale))
 
     def move(self, game: Game, rng: random.Random):
+        """The :class:`~game.rules.Move` this player chooses in ``game`` (the game's draw history included)."""
         position = game.position
         if self.level is None:
             return rng.choice(position.legal_moves())
@@ -142,15 +145,16 @@ def run_match(a: Player, b: Player, openings: list[tuple[str, ...]], workers: in
 
 
 def parse_player(text: str, time_scale: float) -> Player:
+    """``'random'`` or a level number 1-5 as a :class:`Player`; argparse's error for anything else."""
     if text == "random":
         return Player(None)
-    number = int(text)
-    if not 1 <= number <= len(LEVELS):
-        raise argparse.ArgumentTypeError(f"no level {number}")
-    return Player(number, time_scale)
+    if not text.isdigit() or not 1 <= int(text) <= len(LEVELS):
+        raise argparse.ArgumentTypeError(f"no level {text!r}: use 1 to {len(LEVELS)} or 'random'")
+    return Player(int(text), time_scale)
 
 
 def main() -> None:
+    """Play the matches given on the command line (or the default programme) and print the scores."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--match", action="append", help="A:B, each a level 1-5 or 'random' (repeatable); "
                         f"default {' '.join(DEFAULT_MATCHES)}")
