@@ -173,8 +173,9 @@ class Servers:
         }
         log = open(self.log_dir / f"daphne-{port}.log", "wb")  # noqa: SIM115 - lives as long as the process
         proc = subprocess.Popen(
+            # A loaded test machine may take more than Daphne's default 5 s to accept a burst of sockets.
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-             "checkers_site.asgi:application"],
+             "--websocket_connect_timeout", "30", "checkers_site.asgi:application"],
             cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT,
         )
         self.procs.append(proc)
