@@ -113,8 +113,11 @@ def own_server(server_env, tmp_path):
     srv.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser():
+    """Chromium for the browser tests.  Package-scoped: Playwright's synchronous API keeps an event
+    loop running in the main thread while it is open, which must be gone before other packages'
+    tests call ``asyncio.run``."""
     from playwright.sync_api import sync_playwright
 
     if not os.path.exists(CHROMIUM):

@@ -151,9 +151,9 @@ async def play(mover: Viewer, viewers: list[Viewer], move: str, ply: int) -> Non
                 await mover.wait(lambda: len(mover.moves) >= ply, timeout_s=2)
             except asyncio.TimeoutError:
                 pass
-    await asyncio.wait_for(landed(), 30)
+    await asyncio.wait_for(landed(), 60)
     for viewer in viewers:
-        await viewer.wait(lambda: len(viewer.moves) >= ply, timeout_s=30)
+        await viewer.wait(lambda: len(viewer.moves) >= ply, timeout_s=60)
 
 
 @pytest.fixture
