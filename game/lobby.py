@@ -128,7 +128,7 @@ async def _tell(channel: str, message: dict) -> None:
 
 
 async def start_paired_game(pairing: Pairing):
-    """Create the game of ``pairing`` and send ``lobby.paired`` to the channel of each seek.
+    """Create the game of ``pairing`` (in its pool's time control) and send ``lobby.paired`` to each seek's channel.
 
     Returns the game, or ``None`` when it could not be created (both seeks then
     get ``lobby.failed``; they were already taken out of the pool).
@@ -137,6 +137,7 @@ async def start_paired_game(pairing: Pairing):
         game = await database_sync_to_async(services.start_game)(
             black=(pairing.black.player, pairing.black.name),
             white=(pairing.white.player, pairing.white.name),
+            time_control=POOLS[pairing.black.pool].time_control,
         )
     except Exception:  # noqa: BLE001 - both players must hear of it
         log.exception("lobby: could not create the game of %s and %s", pairing.black.id, pairing.white.id)

@@ -32,17 +32,21 @@ class Pool:
     """A pool of seeks that may be paired with one another.
 
     ``id`` is the pool id used on the lobby socket and in Redis keys (e.g.
-    ``"untimed"``, later ``"5+3"``); ``label`` the text shown to players.
-    A time-control feature adds pools here, each with its clock settings.
+    ``"untimed"``, later ``"5+3"``); ``label`` the text shown to players;
+    ``time_control`` the time control of the games it starts, as
+    :func:`game.services.start_game` takes it (``"untimed"``, ``"5+3"``,
+    ``"1d"``).  Offering another time control online is one more entry in
+    :data:`POOLS`.
     """
 
     id: str
     label: str
+    time_control: str = "untimed"
 
 
 #: Every pool players can seek in, by id.
 POOLS: dict[str, Pool] = {
-    "untimed": Pool(id="untimed", label="Untimed"),
+    "untimed": Pool(id="untimed", label="Untimed", time_control="untimed"),
 }
 
 #: The pool used when a seek names none.

@@ -261,6 +261,7 @@ async def test_two_seekers_are_paired_into_one_game_in_opposite_seats(alice, bob
     assert seats[paired_a["color"]] == (alice.player_id, "alice")
     assert seats[paired_b["color"]] == (bob.player_id, "Bobby")
     assert game.status == Game.Status.ACTIVE
+    assert game.time_control == "untimed"
     assert await pools.waiting(POOL) == 0
     assert await quiet(a, 0.3) == [] and await quiet(b, 0.3) == []
     # The game socket knows each of them by seat.

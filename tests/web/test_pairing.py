@@ -116,3 +116,11 @@ def test_any_pool_pairs_each_seek_at_most_once_never_with_itself_and_leaves_one_
     # With as many players as seeks, only the odd one waits.
     if len(set(players)) == len(players):
         assert len(left) == len(seeks) % 2
+
+
+def test_every_pool_starts_games_in_a_valid_time_control():
+    from game.clock import TimeControl
+
+    for pool_id, pool in POOLS.items():
+        assert pool.id == pool_id and is_pool_id(pool_id)
+        assert str(TimeControl.parse(pool.time_control)) == pool.time_control
