@@ -71,8 +71,14 @@ _rng = random.SystemRandom()
 
 
 def pool_group(pool: str) -> str:
-    """The channel-layer group of the lobby sockets that follow ``pool``: ``lobby.<pool>``."""
-    return f"lobby.{pool}"
+    """The channel-layer group of the lobby sockets that follow ``pool``: ``lobby.<pool>``.
+
+    Group names allow no ``+``, pool ids no ``.``: ``+`` becomes ``.``.
+
+    >>> pool_group("untimed"), pool_group("5+3")
+    ('lobby.untimed', 'lobby.5.3')
+    """
+    return f"lobby.{pool.replace('+', '.')}"
 
 
 def heartbeat_s() -> float:
