@@ -1,7 +1,7 @@
 """Who plays whom: the pairing decision of matchmaking, as a pure function.
 
 A *seek* is one player's wish to play a game in a *pool* (the pools differ by
-time control; today there is only ``"untimed"``).  :func:`pair_seeks` looks at
+time control: ``"untimed"`` and each standard live control such as ``"5+0"``).  :func:`pair_seeks` looks at
 the seeks waiting in one pool and decides which ones meet and who takes Black.
 It does no I/O: :mod:`game.matchmaking` reads the pool from Redis, calls it,
 and claims the proposed pairs atomically (a pair is kept only if both seeks are
@@ -22,6 +22,8 @@ import json
 import random
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
+
+from game.clock import STANDARD
 
 #: Longest pool id, in characters; pool ids are lowercase ASCII letters, digits, ``+``, ``-`` and ``_``.
 POOL_ID_MAX_CHARS = 32
@@ -47,6 +49,8 @@ class Pool:
 #: Every pool players can seek in, by id.
 POOLS: dict[str, Pool] = {
     "untimed": Pool(id="untimed", label="Untimed", time_control="untimed"),
+    **{tc: Pool(id=tc, label=f"{tc} ({tc.split('+')[0]} min + {tc.split('+')[1]} s a move)",
+                time_control=tc) for tc in STANDARD},
 }
 
 #: The pool used when a seek names none.

@@ -12,6 +12,7 @@ from game import services
 from game.broadcast import publish_sync
 from game.forms import JoinForm, NewGameForm
 from game.models import Game
+from game.pairing import POOLS
 
 
 def player_id(request) -> str:
@@ -38,7 +39,8 @@ def home(request):
             return redirect("game", game_id=game.id)
     else:
         form = NewGameForm(initial={"name": request.session.get("name", "")})
-    return render(request, "home.html", {"form": form, "live_games": services.live_games()})
+    return render(request, "home.html", {"form": form, "live_games": services.live_games(),
+                                         "pools": list(POOLS.values())})
 
 
 def _game_or_404(game_id: str) -> Game:

@@ -36,6 +36,7 @@ export class Lobby {
   constructor(els, options) {
     this.els = els;
     this.pool = options.pool || 'untimed';
+    this.counts = {};
     this.navigate = options.navigate || ((url) => window.location.assign(url));
     // idle | requesting | seeking | cancelling | paired
     this.state = 'idle';
@@ -122,8 +123,17 @@ export class Lobby {
     }
   }
 
+  /** Choose the pool to seek in (only while not seeking); shows that pool's count. */
+  choosePool(pool) {
+    if (this.state !== 'idle') return false;
+    this.pool = pool;
+    this.onPool({ pool, waiting: this.counts[pool] || 0 });
+    return true;
+  }
+
   onPool(msg) {
     this.socket.attempts = 0; // a working connection: reset the reconnect backoff
+    this.counts[msg.pool] = Number(msg.waiting) || 0;
     if (msg.pool !== this.pool) return;
     const n = Number(msg.waiting) || 0;
     this.els.count.textContent = String(n);
@@ -200,12 +210,14 @@ export class Lobby {
     play.disabled = !this.connected || this.state === 'paired';
     cancel.hidden = !searching;
     cancel.disabled = this.state === 'cancelling';
+    if (this.els.pool) this.els.pool.disabled = searching || this.state === 'paired';
   }
 }
 
 function boot() {
   const root = document.getElementById('lobby');
   const play = document.getElementById('play-online');
+  const select = document.getElementById('seek-pool');
   if (!root || !play) return;
   const lobby = new Lobby(
     {
@@ -216,9 +228,15 @@ function boot() {
       count: document.getElementById('seek-count'),
       countLabel: document.getElementById('seek-count-label'),
       name: document.getElementById('id_name'),
+      pool: select,
     },
-    { wsPath: root.dataset.wsPath, pool: root.dataset.pool },
+    { wsPath: root.dataset.wsPath, pool: (select && select.value) || root.dataset.pool },
   );
+  if (select) {
+    select.addEventListener('change', () => {
+      if (!lobby.choosePool(select.value)) select.value = lobby.pool;
+    });
+  }
   lobby.start();
   // For debugging in the console and for browser tests.
   window.checkersLobby = lobby;

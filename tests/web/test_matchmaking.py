@@ -89,6 +89,15 @@ async def next_message(comm, timeout: float = 5.0, skip=("pool",)) -> dict:
             return message
 
 
+async def next_count(comm, pool: str = POOL, timeout: float = 5.0) -> dict:
+    """The next pool count of ``comm`` for ``pool`` (counts of the other pools are passed over)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        message = await comm.receive_json_from(timeout=max(0.01, deadline - time.monotonic()))
+        if message["type"] == "pool" and message["pool"] == pool:
+            return message
+
+
 async def quiet(comm, seconds: float) -> list[dict]:
     """Everything but pool counts that ``comm`` receives within ``seconds`` (expected: nothing)."""
     got = []
@@ -275,10 +284,10 @@ async def test_pool_count_is_pushed_to_everyone_in_the_lobby(alice, carol):
     watcher = await open_lobby(carol)
     a = await open_lobby(alice)
     await seek(a)
-    assert await next_message(watcher, skip=()) == {"type": "pool", "pool": POOL, "waiting": 1}
+    assert await next_count(watcher) == {"type": "pool", "pool": POOL, "waiting": 1}
     await a.send_json_to({"type": "cancel"})
     assert await next_message(a) == {"type": "cancelled", "pool": POOL, "waiting": 0}
-    assert await next_message(watcher, skip=()) == {"type": "pool", "pool": POOL, "waiting": 0}
+    assert await next_count(watcher) == {"type": "pool", "pool": POOL, "waiting": 0}
     for comm in (a, watcher):
         await comm.disconnect()
 
@@ -688,3 +697,18 @@ async def test_retried_add_never_puts_back_a_claimed_seek(pools):
     assert status == SeekStatus("claimed", 0)
     assert await pools.snapshot(POOL) == []
     assert (await pools.refresh(a)).state == "claimed"
+
+
+async def test_seekers_in_a_timed_pool_play_that_time_control(alice, bob, carol):
+    a, b, c = await open_lobby(alice), await open_lobby(bob), await open_lobby(carol)
+    await seek(a, pool="3+2")
+    await seek(c)  # untimed: does not meet a 3+2 seek
+    await seek(b, pool="3+2")
+    paired_a, paired_b = await next_message(a), await next_message(b)
+    assert paired_a["type"] == paired_b["type"] == "paired"
+    assert paired_a["game"] == paired_b["game"]
+    game = await database_sync_to_async(Game.objects.get)(pk=paired_a["game"])
+    assert game.time_control == "3+2" and (game.black_ms, game.white_ms) == (180_000, 180_000)
+    assert await quiet(c, 0.3) == []
+    for comm in (a, b, c):
+        await comm.disconnect()
