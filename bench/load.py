@@ -693,6 +693,22 @@ async def relay_phase(args, pad: int) -> dict:
             proc.kill()
 
 
+ACCESS_LOG = re.compile(r'^\S+ - - \[[^]]+\] "')
+
+
+def show_logs(folder: Path, keep: str) -> None:
+    """Print the servers' log lines other than access lines (the last 60 of each) to stderr;
+    with ``--keep-logs DIR`` copy the whole logs there."""
+    for log in sorted(folder.glob("*.log")):
+        text = log.read_text(errors="replace")
+        if keep:
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            (Path(keep) / log.name).write_text(text)
+        lines = [line for line in text.splitlines() if not ACCESS_LOG.match(line)]
+        if lines:
+            print(f"== {log.name}", *lines[-60:], sep="\n", file=sys.stderr)
+
+
 async def main_async(args) -> dict:
     raise_fd_limit()
     result = {"params": {"games": args.games, "spectators": args.spectators, "think_s": args.think,
@@ -700,6 +716,7 @@ async def main_async(args) -> dict:
                          "time_control": args.time_control, "python": sys.version.split()[0],
                          "loadavg_before": [round(x, 2) for x in os.getloadavg()]}}
     with tempfile.TemporaryDirectory(prefix="checkers-load-") as tmp, ExitStack() as stack:
+        stack.callback(show_logs, Path(tmp), args.keep_logs)
         if not args.relay_only:
             result["site"] = await site_phase(args, stack, Path(tmp))
         stack.close()
@@ -735,6 +752,7 @@ def main() -> None:
     parser.add_argument("--relay-only", action="store_true")
     parser.add_argument("--profile", default="", help="folder for py-spy profiles of the servers")
     parser.add_argument("--profile-idle", action="store_true", help="profiles include waiting threads")
+    parser.add_argument("--keep-logs", default="", help="copy the servers' logs to this folder")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--pretty", action="store_true")
     parser.add_argument("--serve-relay", type=int, default=0, help=argparse.SUPPRESS)

@@ -22,6 +22,7 @@ Environment variables:
 ``ENGINE_POOL``             ``process`` (default) or ``thread``.
 ``ENGINE_MAX_WAITING``      searches that may wait for a worker before the engine says busy (8).
 ``COMPUTER_MIN_THINK_MS``   the least time the computer takes over a move (default 400).
+``GAME_DB_THREADS``         threads running the game sockets' database work, per process (default 8).
 """
 
 from pathlib import Path
@@ -127,6 +128,10 @@ MATCHMAKING_HEARTBEAT = env.float("MATCHMAKING_HEARTBEAT", default=3.0)
 #: (live timed games, untimed games); correspondence games are decided by their clock.
 CLAIM_AFTER_LIVE_S = env.int("CLAIM_AFTER_LIVE_S", default=60)
 CLAIM_AFTER_UNTIMED_S = env.int("CLAIM_AFTER_UNTIMED_S", default=120)
+
+#: Threads (each with its own database connection) that run the game sockets' service calls in a
+#: Daphne process, so that moves of different games are stored side by side.
+GAME_DB_THREADS = env.int("GAME_DB_THREADS", default=8)
 
 #: Messages one game socket may send (limits' notation); more are refused with ``rate_limited``.
 GAME_SOCKET_RATE_LIMIT = env("GAME_SOCKET_RATE_LIMIT", default="30/second;600/minute")

@@ -4,6 +4,7 @@ The channel layer delivers at most once; the database stays the truth.  A
 client that misses an event sees a gap in ``v`` and asks for a snapshot.
 """
 
+import json
 import logging
 
 from asgiref.sync import async_to_sync
@@ -18,6 +19,15 @@ def group_name(game_id: str) -> str:
     return f"game.{game_id}"
 
 
+def encoded(event: dict) -> dict:
+    """The group message ``game.event`` carrying ``event`` as JSON text, encoded once for all the
+    game's sockets, and ``follow``: the ``clock`` and ``status`` of its state (for the sockets'
+    clock timers), or None."""
+    state = event.get("state")
+    follow = {"clock": state.get("clock"), "status": state.get("status")} if state else None
+    return {"type": "game.event", "text": json.dumps(event, separators=(",", ":")), "follow": follow}
+
+
 async def publish(game_id: str, events: list[dict]) -> bool:
     """Send ``events`` (already committed) to every socket of the game, in order.
 
@@ -28,7 +38,7 @@ async def publish(game_id: str, events: list[dict]) -> bool:
     layer = get_channel_layer()
     try:
         for event in events:
-            await layer.group_send(group_name(game_id), {"type": "game.event", "event": event})
+            await layer.group_send(group_name(game_id), encoded(event))
     except (RedisError, OSError) as exc:
         log.warning("could not publish to game %s: %s", game_id, exc)
         return False

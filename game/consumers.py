@@ -12,18 +12,20 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import limits
-from channels.db import database_sync_to_async
+from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import DatabaseError, close_old_connections, connections
 from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 
 from game import computer, computer_play, presence, services
-from game.broadcast import group_name, publish
+from game.broadcast import encoded, group_name, publish
 from game.protocol import (
     Action,
     ClockCheck,
@@ -65,6 +67,59 @@ _limiter = MovingWindowRateLimiter(MemoryStorage())
 NOTICE_LIMIT = limits.parse("1/second")
 
 
+_db_executor: ThreadPoolExecutor | None = None
+_db_threads = 0
+
+
+def in_db_thread(func):
+    """``func`` as a coroutine function run in the pool of ``GAME_DB_THREADS`` database threads.
+
+    Each service call is one transaction of its own, so calls for different
+    games (or sockets) run side by side, each thread with its own database
+    connection, instead of queueing for the one thread that channels'
+    ``database_sync_to_async`` uses by default; stale connections are closed
+    as channels does.
+    """
+    global _db_executor, _db_threads
+    if _db_executor is None:
+        _db_threads = settings.GAME_DB_THREADS
+        _db_executor = ThreadPoolExecutor(_db_threads, thread_name_prefix="game-db")
+
+    @functools.wraps(func)
+    def run(*args, **kwargs):
+        # As Django does around a request: drop a connection that failed or outlived
+        # CONN_MAX_AGE (done here in the call itself; channels' DatabaseSyncToAsync did not
+        # close this thread's connection when the database settings changed, tests/web/test_faults.py).
+        close_old_connections()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            close_old_connections()
+
+    return sync_to_async(run, thread_sensitive=False, executor=_db_executor)
+
+
+def close_db_connections() -> None:
+    """Close the database connections of every thread of :func:`in_db_thread`'s pool and end the
+    pool (the next call starts a new one): for tests, which change or drop the database."""
+    global _db_executor
+    executor, _db_executor = _db_executor, None
+    if executor is None:
+        return
+    barrier = threading.Barrier(_db_threads, timeout=10)
+
+    def close():
+        try:
+            barrier.wait()          # one task in each thread: none returns before all started
+        except threading.BrokenBarrierError:
+            pass
+        connections.close_all()
+
+    for future in [executor.submit(close) for _ in range(_db_threads)]:
+        future.result()
+    executor.shutdown(wait=True)
+
+
 @functools.cache
 def rate_limits(spec: str) -> list[limits.RateLimitItem]:
     """The parsed ``GAME_SOCKET_RATE_LIMIT`` (default 30 a second and 600 a minute per socket)."""
@@ -80,7 +135,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         self.player_id = session.get("player_id") if session is not None else None
         self.group = group_name(self.game_id)
         try:
-            snapshot = await database_sync_to_async(services.snapshot)(self.game_id, self.player_id)
+            snapshot = await in_db_thread(services.snapshot)(self.game_id, self.player_id)
         except services.ActionError:
             await self.close(code=CLOSE_NO_SUCH_GAME)
             return
@@ -104,8 +159,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
 
     async def announce(self, audience: dict) -> None:
         """Tell every socket of the game who is watching: ``{"type": "audience", ...}`` (unversioned)."""
-        await self.channel_layer.group_send(
-            self.group, {"type": "game.event", "event": {"type": "audience", **audience}})
+        await self.channel_layer.group_send(self.group, encoded({"type": "audience", **audience}))
 
     async def receive(self, text_data=None, bytes_data=None, **kwargs):
         if not await self.within_rate_limit():
@@ -151,7 +205,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         elif isinstance(message, Sync):
             await self.send_snapshot()
         elif isinstance(message, PlayMove):
-            outcome = await database_sync_to_async(services.play_move)(
+            outcome = await in_db_thread(services.play_move)(
                 self.game_id, self.player_id, message.move, message.v
             )
             await self.publish(outcome.events)
@@ -160,7 +214,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
                 await self.check_clock()
         elif isinstance(message, Action):
             service = ACTION_SERVICES[message.name]
-            outcome = await database_sync_to_async(service)(self.game_id, self.player_id)
+            outcome = await in_db_thread(service)(self.game_id, self.player_id)
             await self.publish(outcome.events)
 
     async def publish(self, events: list[dict]) -> None:
@@ -173,12 +227,22 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     async def send_snapshot(self):
         """Send this viewer a fresh snapshot of the game."""
         await self.send_state(
-            await database_sync_to_async(services.snapshot)(self.game_id, self.player_id)
+            await in_db_thread(services.snapshot)(self.game_id, self.player_id)
         )
 
     async def game_event(self, message):
-        """Group message ``game.event``: forward one committed game event to the browser."""
-        await self.send_state(message["event"])
+        """Group message ``game.event``: forward one event to the browser.
+
+        :func:`game.broadcast.publish` sends it encoded once for every socket
+        (``text``), with the clock and status of its state (``follow``); a
+        plain ``event`` dict is also accepted.
+        """
+        if "text" in message:
+            await self.send(text_data=message["text"])
+            if message.get("follow") is not None:
+                self.follow_clock(message["follow"])
+        else:
+            await self.send_state(message["event"])
 
     async def send_state(self, event: dict) -> None:
         """Send ``event`` and follow the clock of the state it carries, if any."""
@@ -218,5 +282,5 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
 
     async def check_clock(self) -> None:
         """Ask the server's clock whether the side to move has run out; publish the end if so."""
-        outcome = await database_sync_to_async(services.check_clock)(self.game_id)
+        outcome = await in_db_thread(services.check_clock)(self.game_id)
         await self.publish(outcome.events)

@@ -26,6 +26,9 @@ class Game(models.Model):
     display name; an empty player id is a free seat.  ``version`` counts the
     events published for the game; ``position_version`` is the version of the
     event that set the current position (the start, or the last move).
+    ``no_progress`` counts the plies since the last capture or man move (or the
+    start): positions before that ply can never occur again, so the rules need
+    only the moves after it to decide repetitions and the forty-move rule.
 
     ``time_control`` is a :class:`game.clock.TimeControl` as text (``untimed``,
     ``5+3``, ``3d``); ``black_ms``/``white_ms`` the time each side had when the
@@ -50,6 +53,7 @@ class Game(models.Model):
     start_fen = models.CharField(max_length=120)
     fen = models.CharField(max_length=120)
     ply = models.PositiveIntegerField(default=0)
+    no_progress = models.PositiveIntegerField(default=0)
     version = models.PositiveIntegerField(default=0)
     position_version = models.PositiveIntegerField(default=0)
 

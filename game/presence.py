@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds an entry lives without a refresh.
 VIEWER_TTL_S = 60
+#: Redis connections of one process's presence client.
+PRESENCE_MAX_CONNECTIONS = 50
 
 _async_clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _sync_client: redis.Redis | None = None
@@ -49,8 +51,12 @@ def _client() -> redis.asyncio.Redis:
     loop = asyncio.get_running_loop()
     client = _async_clients.get(loop)
     if client is None:
-        client = _async_clients[loop] = redis.asyncio.Redis.from_url(
-            settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+        # A burst of sockets connecting together waits for a free connection (up to 2 s)
+        # instead of failing beyond the pool's size.
+        pool = redis.asyncio.BlockingConnectionPool.from_url(
+            settings.REDIS_URL, max_connections=PRESENCE_MAX_CONNECTIONS, timeout=2,
+            socket_timeout=2, socket_connect_timeout=2)
+        client = _async_clients[loop] = redis.asyncio.Redis(connection_pool=pool)
     return client
 
 

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
 from django.conf import settings
 from django.utils import timezone
 
@@ -72,10 +71,38 @@ def clean_name(name) -> str:
 
 
 def game_record(game: Game, moves: list[str] | None = None) -> rules.Game:
-    """Rebuild the rules' game record of ``game`` from its stored moves (one query when ``moves`` is None)."""
+    """Rebuild the rules' record of the whole of ``game`` from its stored moves (one query when
+    ``moves`` is None).  For the current state only, :func:`current_record` is cheaper."""
     if moves is None:
         moves = list(game.move_set.order_by("ply").values_list("notation", flat=True))
     return rules.Game.from_moves(moves, start_fen=game.start_fen)
+
+
+def current_record(game: Game, rows: list[tuple[str, str]] | None = None) -> rules.Game:
+    """The rules' record of ``game`` from its last capture or man move on.
+
+    Positions before a capture or a man move can never occur again, so this
+    record decides repetitions and the forty-move rule, and gives the side to
+    move, the legal moves and ``no_progress_plies``, exactly as the whole
+    game's would; only its ``ply``, ``moves`` and ``positions`` start at that
+    ply.  ``rows`` are all the stored ``(notation, fen_after)`` of the game,
+    ply 1 first, if the caller has them; else this reads the
+    ``game.no_progress`` moves it needs (no query right after a capture or man move).
+    """
+    kept = game.no_progress
+    first = game.ply - kept          # the ply of the last capture or man move; 0 for the start
+    if rows is not None:
+        tail = rows[max(first - 1, 0):game.ply]
+    elif kept:
+        tail = list(game.move_set.filter(ply__gte=max(first, 1), ply__lte=game.ply)
+                    .order_by("ply").values_list("notation", "fen_after"))
+    else:
+        return rules.Game(rules.Position.from_fen(game.fen))
+    if first > 0:
+        start_fen, tail = tail[0][1], tail[1:]
+    else:
+        start_fen = game.start_fen
+    return rules.Game.from_moves([notation for notation, _ in tail], start_fen=start_fen)
 
 
 def _control(text: str) -> clock.TimeControl:
@@ -147,12 +174,17 @@ def _load_for_update(game_id: str) -> Game:
 
 
 def _bump(game: Game, **changes) -> None:
-    """Store ``changes`` and advance the version, only if nobody else wrote since ``game`` was loaded."""
-    changes.setdefault("version", F("version") + 1)
+    """Store ``changes`` and advance the version, only if nobody else wrote since ``game`` was loaded.
+
+    ``game`` then holds the stored values (set here, not read back: the row is ours until commit).
+    """
+    changes["version"] = game.version + 1
+    changes["updated_at"] = timezone.now()
     updated = Game.objects.filter(pk=game.pk, version=game.version).update(**changes)
     if updated != 1:
         raise ActionError("stale", "The game changed meanwhile; your board has been refreshed.")
-    game.refresh_from_db()
+    for name, value in changes.items():
+        setattr(game, name, value)
 
 
 def join_game(game_id: str, player_id: str, name: str) -> Outcome:
@@ -175,8 +207,7 @@ def join_game(game_id: str, player_id: str, name: str) -> Outcome:
         else:
             changes = {"white_player": player_id, "white_name": name}
         _bump(game, status=Game.Status.ACTIVE, turn_started_at=timezone.now(), **changes)
-        record = game_record(game)
-        return Outcome(game, [events.seats_event(game, record)])
+        return Outcome(game, [events.seats_event(game, current_record(game))])
 
 
 def play_move(game_id: str, player_id: str | None, text: str, v: int,
@@ -217,14 +248,15 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int,
             expired = _expiry(game, now)
             if expired:
                 return _store_update(game, seat=None, what=expired[0], changes=expired[1])
-            record = game_record(game)
-            if record.position.turn.value != seat:
+            if game.fen[0] != seat:
                 raise ActionError("not_your_turn", "It is your opponent's turn.")
+            record = current_record(game)
             move = _parse(record.position, text)
             record.play(move)
             ply = game.ply + 1
-            Move.objects.create(game=game, ply=ply, notation=str(move), fen_after=record.position.fen())
-            changes = {"fen": record.position.fen(), "ply": ply,
+            fen = record.position.fen()
+            Move.objects.create(game=game, ply=ply, notation=str(move), fen_after=fen)
+            changes = {"fen": fen, "ply": ply, "no_progress": record.no_progress_plies,
                        "position_version": game.version + 1}
             changes["turn_started_at"] = now
             control = game.control
@@ -269,7 +301,7 @@ def _expiry(game: Game, now: datetime) -> tuple[str, dict] | None:
 def _store_update(game: Game, seat: str | None, what: str, changes: dict) -> Outcome:
     """Store ``changes`` on the locked ``game`` and return the ``update`` event ``what``."""
     _bump(game, **changes)
-    return Outcome(game, [events.update_event(game, game_record(game), what, seat)])
+    return Outcome(game, [events.update_event(game, current_record(game), what, seat)])
 
 
 def check_clock(game_id: str, now: datetime | None = None) -> Outcome:
@@ -504,10 +536,9 @@ def snapshot(game_id: str, player_id: str | None) -> dict:
         game = Game.objects.get(pk=game_id)
     except Game.DoesNotExist:
         raise ActionError("no_such_game", "There is no such game.") from None
-    rows = list(game.move_set.order_by("ply").values_list("notation", "fen_after"))
-    moves = [notation for notation, _ in rows]
-    record = game_record(game, moves)
-    return events.snapshot(game, record, moves, [fen for _, fen in rows], you=game.seat_of(player_id))
+    rows = list(game.move_set.filter(ply__lte=game.ply).order_by("ply").values_list("notation", "fen_after"))
+    return events.snapshot(game, current_record(game, rows), [notation for notation, _ in rows],
+                           [fen for _, fen in rows], you=game.seat_of(player_id))
 
 
 def game_pdn(game_id: str, site: str) -> str:

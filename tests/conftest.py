@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import sys
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -28,3 +29,13 @@ def pytest_configure(config):
 def data_dir() -> Path:
     """The folder of game records and positions the tests use (copied from the shared corpus)."""
     return DATA
+
+
+@pytest.fixture(autouse=True)
+def close_game_db_threads():
+    """After each test, close the connections of the game sockets' database threads
+    (:func:`game.consumers.close_db_connections`), so none outlives the test database."""
+    yield
+    consumers = sys.modules.get("game.consumers")
+    if consumers is not None:
+        consumers.close_db_connections()

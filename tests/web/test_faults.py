@@ -6,6 +6,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.db import connection, connections
 
+from game import consumers
 from tests.web.conftest import recv
 from tests.web.test_game_consumer import start_game, stored
 
@@ -18,6 +19,7 @@ def refuse_database() -> dict:
     config = connections.settings["default"]
     saved = dict(config)
     connection.close()
+    consumers.close_db_connections()   # the game sockets' database threads too
     if config["ENGINE"].endswith("sqlite3"):
         config["NAME"] = "/nonexistent-folder/checkers.sqlite3"
     else:
@@ -27,6 +29,7 @@ def refuse_database() -> dict:
 
 def restore_database(saved: dict) -> None:
     connection.close()
+    consumers.close_db_connections()
     connections.settings["default"].clear()
     connections.settings["default"].update(saved)
 

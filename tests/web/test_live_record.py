@@ -1,0 +1,92 @@
+"""The move path rebuilds only the tail of a game since its last capture or man move.
+
+Random games are played through :func:`game.services.play_move` and, after
+every ply, what the service stored and published is compared with a replay of
+the whole game: side to move, legal moves, plies without progress, the end
+(repetitions and the forty-move rule included) and the snapshot.  The number
+of queries a move costs is pinned too, so the full replay cannot creep back.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from game import rules, services
+from game.models import Game
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ALICE, BOB = "a" * 32, "b" * 32
+#: Kings only: random play soon repeats positions or runs into the forty-move rule.
+KINGS = "B:WK22,K29:BK3,K10"
+
+
+def expected_state(record: rules.Game) -> dict:
+    active = record.outcome is None
+    return {
+        "turn": record.position.turn.value,
+        "legal": [str(m) for m in record.position.legal_moves()] if active else [],
+        "no_progress": record.no_progress_plies,
+        "termination": record.outcome.termination.value if record.outcome else None,
+    }
+
+
+def play_random_game(seed: int, start_fen: str | None = None, max_plies: int = 200) -> list[str]:
+    rng = random.Random(seed)
+    game = services.create_game(ALICE, "alice", "B", start_fen)
+    services.join_game(game.id, BOB, "bob")
+    players = {"B": ALICE, "W": BOB}
+    replay = rules.Game(rules.Position.from_fen(start_fen) if start_fen else None)
+    snapshot = services.snapshot(game.id, ALICE)
+    state, v = snapshot["state"], snapshot["v"]
+    while state["status"] == "active" and replay.ply < max_plies:
+        move = rng.choice(state["legal"])
+        event = services.play_move(game.id, players[state["turn"]], move, v).events[0]
+        replay.play(move)
+        state, v = event["state"], event["v"]
+        assert {k: state[k] for k in ("turn", "legal", "no_progress", "termination")} == expected_state(replay)
+        stored = Game.objects.get(pk=game.id)
+        assert stored.no_progress == replay.no_progress_plies
+        assert services.current_record(stored).no_progress_plies == replay.no_progress_plies
+        snapshot = services.snapshot(game.id, None)
+        assert snapshot["moves"] == [str(m) for m in replay.moves]
+        assert {k: snapshot["state"][k] for k in ("turn", "legal", "no_progress", "termination")} \
+            == expected_state(replay)
+    return [str(m) for m in replay.moves]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_games_from_the_start_match_a_full_replay(seed):
+    moves = play_random_game(seed)
+    assert len(moves) > 20
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_kings_games_end_by_repetition_or_forty_moves_as_a_full_replay_does(seed):
+    play_random_game(100 + seed, start_fen=KINGS)
+    game = Game.objects.latest("created_at")
+    assert game.termination in ("repetition", "forty_moves", "no_pieces", "no_moves")
+
+
+def test_a_move_costs_a_bounded_number_of_queries():
+    game = services.create_game(ALICE, "alice", "B")
+    services.join_game(game.id, BOB, "bob")
+    with CaptureQueriesContext(connection) as man_move:
+        services.play_move(game.id, ALICE, "11-15", 1)
+    # the lock, the new move, the conditional update (and, where the backend sends them, the
+    # transaction's own statements): no read of the moves right after a man move
+    assert not any("game_move" in q["sql"] and q["sql"].lstrip().upper().startswith("SELECT")
+                   for q in man_move.captured_queries)
+    assert len(man_move.captured_queries) <= 5
+    # kings shuffling: the moves since the last capture or man move are read in one query
+    game = services.create_game(ALICE, "alice", "B", KINGS)
+    services.join_game(game.id, BOB, "bob")
+    v = 1
+    for ply, (player, move) in enumerate([(ALICE, "3-7"), (BOB, "22-18"), (ALICE, "7-3")], start=1):
+        with CaptureQueriesContext(connection) as queries:
+            v = services.play_move(game.id, player, move, v).events[0]["v"]
+        assert len(queries.captured_queries) <= 6
