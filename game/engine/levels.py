@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import time
 
 from game.rules import Position
 
-from .search import WIN, _Searcher, search
+from .search import WIN, _OutOfTime, _Searcher, search
 from .movegen import children, state_of, to_rules_move
 
 __all__ = ["Level", "LEVELS", "level", "choose_move", "play", "analyse", "draw_score", "ANALYSIS_MAX_MS"]
@@ -32,7 +33,7 @@ class Level:
 
     ``number``: 1 (weakest) to 5; ``name``: for people; ``depth``: deepest
     iteration in plies (None: as deep as the time allows); ``time_ms``: time
-    budget per move in milliseconds; ``blunder``: probability (0-1) of playing
+    budget per move in milliseconds (the most a move may take); ``blunder``: probability (0-1) of playing
     a random legal move instead of searching; ``noise``: the spread (hundredths
     of a man) of the random amount added to each candidate move's score.
     """
@@ -67,15 +68,22 @@ def level(number: int) -> Level:
     return LEVELS[number - 1]
 
 
-def _noisy_choice(position: Position, depth: int, noise: int, rng: random.Random) -> dict:
-    """Score every root move to ``depth`` plies, add noise, and take the best: a fallible player."""
+def _noisy_choice(position: Position, depth: int, noise: int, time_ms: int, rng: random.Random) -> dict:
+    """Score every root move to ``depth`` plies, add noise, and take the best: a fallible player.
+
+    Stops scoring when ``time_ms`` is spent and chooses among the moves scored so far.
+    """
     own, opp, kings, black = state_of(position)
     moves, _ = children(own, opp, kings, black)
-    searcher = _Searcher(None, [])
+    searcher = _Searcher(time.perf_counter() + time_ms / 1000, [])
     scored = []
-    for mkey, new_own, new_opp, new_kings, _irr, _n in moves:
-        score = -searcher.node(new_opp, new_own, new_kings, not black, depth - 1, -WIN - 1, WIN + 1, 1, 0)
-        scored.append((score + rng.gauss(0, noise), score, mkey))
+    try:
+        for mkey, new_own, new_opp, new_kings, _irr, _n in moves:
+            score = -searcher.node(new_opp, new_own, new_kings, not black, depth - 1, -WIN - 1, WIN + 1, 1, 0)
+            scored.append((score + rng.gauss(0, noise), score, mkey))
+    except _OutOfTime:
+        if not scored:
+            scored.append((0, 0, moves[0][0]))
     _, score, mkey = max(scored)
     move = to_rules_move(position, mkey)
     return {"move": str(move), "score": score, "depth": depth, "pv": [str(move)], "nodes": searcher.nodes}
@@ -99,7 +107,7 @@ def choose_move(position: Position, chosen: Level, *, history=(), no_progress: i
         move = rng.choice(legal)
         return {"move": str(move), "score": 0, "depth": 0, "pv": [str(move)], "nodes": 0, "random": True}
     if chosen.noise and chosen.depth and len(legal) > 1:
-        return {**_noisy_choice(position, chosen.depth, chosen.noise, rng), "random": False}
+        return {**_noisy_choice(position, chosen.depth, chosen.noise, chosen.time_ms, rng), "random": False}
     result = search(position, time_ms=chosen.time_ms, depth=chosen.depth, history=list(history),
                     no_progress=no_progress)
     return {**result.as_dict(), "random": False}

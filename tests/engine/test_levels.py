@@ -102,3 +102,10 @@ def test_pool_with_bad_settings_raises():
         EnginePool(kind="fibre")
     with pytest.raises(ValueError):
         EnginePool(workers=0)
+
+
+def test_noisy_level_out_of_time_still_plays_a_legal_move():
+    position = Position.from_fen("W:WK3,K12,K28,20:BK10,K19,K23,5")
+    hurried = dataclasses.replace(LEVELS[1], time_ms=1, blunder=0.0, depth=8)
+    choice = choose_move(position, hurried, rng=random.Random(2))
+    assert position.parse_move(choice["move"]) in position.legal_moves()
