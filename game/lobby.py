@@ -70,6 +70,11 @@ UNAVAILABLE_MESSAGE = ("Matchmaking is unavailable right now; please try again i
 _rng = random.SystemRandom()
 
 
+def player_group(player_id: str) -> str:
+    """The channel-layer group of every lobby socket of one player (all their tabs)."""
+    return f"lobby.player.{player_id}"
+
+
 def pool_group(pool: str) -> str:
     """The channel-layer group of the lobby sockets that follow ``pool``: ``lobby.<pool>``.
 
@@ -154,6 +159,11 @@ async def start_paired_game(pairing: Pairing):
     for seek, colour in ((pairing.black, "B"), (pairing.white, "W")):
         await _tell(seek.channel, {"type": "lobby.paired", "seek": seek.id, "game": game.id, "url": url,
                                    "color": colour})
+        try:  # the player's other tabs stop seeking: one person, one new game
+            await get_channel_layer().group_send(player_group(seek.player), {
+                "type": "lobby.withdraw", "keep": seek.channel, "game": game.id, "url": url})
+        except Exception:  # noqa: BLE001 - their seeks then expire or meet someone; never fatal here
+            log.exception("lobby: could not withdraw the other seeks of %s", seek.player)
     return game
 
 
@@ -235,6 +245,11 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=CLOSE_NO_SESSION)
             return
         joined = []
+        try:
+            await self.channel_layer.group_add(player_group(self.player_id), self.channel_name)
+            joined.append(player_group(self.player_id))
+        except Exception as exc:  # noqa: BLE001 - other tabs' seeks then simply expire or get cancelled
+            log.warning("lobby: could not join the player's group: %s", exc)
         for pool in POOLS:
             try:
                 await self.channel_layer.group_add(pool_group(pool), self.channel_name)
@@ -397,6 +412,27 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                     await matchmaking.from_settings().cancel(current)
         await self.send_json({"type": "paired", "game": message["game"], "url": message["url"],
                               "color": message["color"]})
+
+    async def lobby_withdraw(self, message):
+        """Group message ``lobby.withdraw`` (``keep``, ``game``, ``url``): another tab of this player
+        was paired; this socket's seek, if any, is taken out and the page told ``cancelled`` with
+        ``reason`` ``paired_elsewhere``."""
+        if message["keep"] == self.channel_name:
+            return
+        async with self.lock:
+            seek = self.seek
+            if seek is None:
+                return
+            try:
+                status = await matchmaking.from_settings().cancel(seek)
+            except MatchmakingUnavailable:
+                return
+            if status.state == "claimed":
+                return  # paired here too, at the same moment: `paired` follows
+            self.seek = None
+        await self.send_json({"type": "cancelled", "pool": seek.pool, "waiting": status.waiting,
+                              "reason": "paired_elsewhere", "game": message["game"], "url": message["url"]})
+        request_count_push(seek.pool)
 
     async def lobby_failed(self, message):
         """Channel message ``lobby.failed``: the pairing was made but its game could not be created."""

@@ -13,6 +13,7 @@ const MESSAGES = {
   cancelling: 'Cancelling…',
   cancelled: 'Search cancelled.',
   paired: 'Opponent found! Opening the game…',
+  pairedElsewhere: 'You got a game in another tab, so this search stopped.',
   reconnecting: 'Connection lost; reconnecting…',
   reseeking: 'Connection lost; your search resumes when it is back…',
 };
@@ -149,10 +150,15 @@ export class Lobby {
     this.say(MESSAGES.seeking);
   }
 
-  onCancelled() {
+  onCancelled(msg) {
     if (this.state === 'paired') return;
     this.state = 'idle';
     this.stopTimer();
+    if (msg && msg.reason === 'paired_elsewhere') {
+      this.wanted = false; // the player has their game in another tab: do not seek again here
+      this.say(MESSAGES.pairedElsewhere);
+      return;
+    }
     this.say(MESSAGES.cancelled);
   }
 

@@ -301,13 +301,15 @@ async def test_two_tabs_of_one_player_are_never_paired_together(alice, bob, sett
     assert (await seek(tab2))["waiting"] == 2
     assert await quiet(tab1, 0.8) == [] and await quiet(tab2, 0.1) == []
     assert await pools.waiting(POOL) == 2
-    # Bob meets the older tab; the other one keeps waiting.
+    # Bob meets the older tab; the other tab's seek is withdrawn (one person, one new game).
     b = await open_lobby(bob)
     await seek(b)
     paired = await next_message(b)
     assert (await next_message(tab1))["game"] == paired["game"]
-    assert await quiet(tab2, 0.5) == []
-    assert await pools.waiting(POOL) == 1
+    withdrawn = await next_message(tab2)
+    assert (withdrawn["type"], withdrawn["reason"], withdrawn["game"]) == \
+        ("cancelled", "paired_elsewhere", paired["game"])
+    assert await pools.waiting(POOL) == 0
     game = await database_sync_to_async(stored_game)(paired["game"])
     assert {game.black_player, game.white_player} == {alice.player_id, bob.player_id}
     for comm in (tab1, tab2, b):
@@ -711,4 +713,22 @@ async def test_seekers_in_a_timed_pool_play_that_time_control(alice, bob, carol)
     assert game.time_control == "3+2" and (game.black_ms, game.white_ms) == (180_000, 180_000)
     assert await quiet(c, 0.3) == []
     for comm in (a, b, c):
+        await comm.disconnect()
+
+
+async def test_pairing_in_one_tab_withdraws_the_players_other_seeks(alice, bob, carol, pools):
+    tab1, tab2 = await open_lobby(alice), await open_lobby(alice)
+    b, c = await open_lobby(bob), await open_lobby(carol)
+    await seek(tab1)
+    await seek(tab2, pool="5+0")
+    await seek(b)
+    paired = await next_message(tab1)
+    assert paired["type"] == "paired"
+    withdrawn = await next_message(tab2)
+    assert withdrawn == {"type": "cancelled", "pool": "5+0", "waiting": 0, "reason": "paired_elsewhere",
+                         "game": paired["game"], "url": paired["url"]}
+    assert await pools.waiting("5+0") == 0
+    await seek(c, pool="5+0")  # carol finds nobody: alice's second seek is gone
+    assert await quiet(c, 0.5) == []
+    for comm in (tab1, tab2, b, c):
         await comm.disconnect()
