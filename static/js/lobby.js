@@ -155,7 +155,6 @@ export class Lobby {
     this.state = 'idle';
     this.stopTimer();
     if (msg && msg.reason === 'paired_elsewhere') {
-      this.wanted = false; // the player has their game in another tab: do not seek again here
       this.say(MESSAGES.pairedElsewhere);
       return;
     }
