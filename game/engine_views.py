@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 
+from asgiref.sync import sync_to_async
 from django import forms
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -157,6 +158,10 @@ async def analysis_search(request):
     time_ms = body.get("time_ms", ANALYSIS_DEFAULT_MS)
     if not isinstance(time_ms, int) or isinstance(time_ms, bool) or not 1 <= time_ms <= ANALYSIS_MAX_MS:
         return _error("bad_time", f"time_ms must be a whole number of milliseconds from 1 to {ANALYSIS_MAX_MS}.")
+    player = await request.session.aget("player_id")
+    if await sync_to_async(services.playing_against_a_person)(player):
+        return _error("in_game", "You are playing a game: the engine opens again when it ends.",
+                      status=403)
     try:
         result = await engine_pool().run(levels.analyse, position.fen(), time_ms)
     except EngineBusy:

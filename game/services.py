@@ -579,3 +579,16 @@ def live_games(limit: int = 50) -> list[dict]:
     return [{"id": g["id"], "black": g["black_name"], "white": g["white_name"], "ply": g["ply"],
              "spectators": counts.get(g["id"], 0), "control": g["time_control"],
              "label": controls[g["time_control"]].label()} for g in games]
+
+
+def playing_against_a_person(player_id: str | None) -> bool:
+    """True while ``player_id`` holds a seat in a game in play whose other seat is a person (not the
+    computer): the analysis board's engine is closed to them until it ends (fair play)."""
+    if not player_id:
+        return False
+    from django.db.models import Q
+
+    return (Game.objects.filter(status=Game.Status.ACTIVE)
+            .filter(Q(black_player=player_id) & ~Q(white_player__startswith="bot:")
+                    | Q(white_player=player_id) & ~Q(black_player__startswith="bot:"))
+            .exists())

@@ -124,3 +124,25 @@ def test_home_page_offers_the_computer_levels():
     html = Client().get("/").content.decode()
     assert 'id="play-computer"' in html
     assert all(f'name="level" value="{n}"' in html for n in range(1, 6))
+
+
+def test_analysis_search_closed_to_a_player_during_a_game_against_a_person():
+    alice, bob = Client(), Client()
+    alice.post("/", {"name": "alice", "color": "B"})
+    game = Game.objects.get()
+    bob.post(f"/g/{game.id}/join", {"name": "bob"})
+    fen = "B:W18,27:B14,K22"
+    for player in (alice, bob):
+        response = search(player, {"fen": fen, "time_ms": 50})
+        assert response.status_code == 403
+        assert response.json()["error"] == "in_game"
+    assert search(Client(), {"fen": fen, "time_ms": 50}).status_code == 200  # a spectator may
+    services.resign(game.id, alice.session["player_id"])
+    assert search(alice, {"fen": fen, "time_ms": 50}).status_code == 200
+
+
+def test_analysis_search_open_to_a_player_against_the_computer():
+    player = Client()
+    player.get("/")
+    services.start_game(black=(player.session["player_id"], "alice"), white=(computer.player_id(1), "Computer"))
+    assert search(player, {"fen": "B:W18,27:B14,K22", "time_ms": 50}).status_code == 200
