@@ -13,7 +13,7 @@ Environment variables:
 ``DJANGO_SECURE``           ``1`` behind HTTPS: secure cookies, HSTS, SSL redirect.
 ``DATABASE_URL``            e.g. ``postgres://user@127.0.0.1:5432/checkers`` (default SQLite).
 ``REDIS_URL``               e.g. ``redis://127.0.0.1:6379/0`` (default: the embedded
-                            server on ``127.0.0.1:6380``).
+                            server on ``127.0.0.1:$EMBEDDED_REDIS_PORT``, 6380 unless set).
 ``MATCHMAKING_REDIS_URL``   the Redis holding the seek pools (default: ``REDIS_URL``).
 ``MATCHMAKING_PREFIX``      key prefix of the seek pools (default ``mm``).
 ``MATCHMAKING_SEEK_TTL``    seconds a seek lives once its socket stops refreshing it (default 10).
@@ -23,6 +23,8 @@ Environment variables:
 ``ENGINE_MAX_WAITING``      searches that may wait for a worker before the engine says busy (8).
 ``COMPUTER_MIN_THINK_MS``   the least time the computer takes over a move (default 400).
 ``GAME_DB_THREADS``         threads running the game sockets' database work, per process (default 8).
+``CHANNEL_LAYER``           ``pubsub`` (default: channels-redis' Redis pub/sub layer) or ``core`` (its
+                            lists-and-Lua layer).
 """
 
 from pathlib import Path
@@ -98,7 +100,7 @@ else:
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = env("REDIS_URL", default="redis://127.0.0.1:6380/0")
+REDIS_URL = env("REDIS_URL", default=f"redis://127.0.0.1:{env.int('EMBEDDED_REDIS_PORT', default=6380)}/0")
 
 CHANNEL_LAYERS = {
     "default": {
@@ -116,6 +118,19 @@ CHANNEL_LAYERS = {
         },
     },
 }
+if env("CHANNEL_LAYER", default="pubsub") == "pubsub":
+    # Redis pub/sub: a group message is one PUBLISH, read once by each process that has
+    # members of the group and handed to them there; the lists-and-Lua layer above
+    # (CHANNEL_LAYER=core) stores a copy per socket and costs each process about 2 ms more
+    # CPU per move (docs/performance.md, "Live load").  Both deliver at most once.
+    CHANNEL_LAYERS["default"] = {
+        "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+        "CONFIG": {
+            "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 5,
+                       "max_connections": env.int("CHANNELS_MAX_CONNECTIONS", default=1000)}],
+            "prefix": env("CHANNELS_PREFIX", default="asgi"),
+        },
+    }
 
 # Matchmaking (game/matchmaking.py, game/lobby.py): the seek pools live in Redis; a seek whose
 # server process died expires MATCHMAKING_SEEK_TTL seconds after its last refresh.

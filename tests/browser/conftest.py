@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.conf import settings as django_settings
 
 from tests.system.processes import Daphne, server_database
 
@@ -58,7 +59,7 @@ def server_env(tmp_path_factory):
             "DJANGO_DEBUG": "0",
             "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
         })
-        env.setdefault("REDIS_URL", "redis://127.0.0.1:6380/0")
+        env.setdefault("REDIS_URL", django_settings.REDIS_URL)
         static = tmp_path_factory.mktemp("static")
         env["DJANGO_STATIC_ROOT"] = str(static)
         # The two commands are independent: run them side by side.
