@@ -28,7 +28,11 @@ export class BoardView {
     this.grid = []; // display [row][col] -> cell element
     this.cursor = null; // {row, col} in display coordinates
     this.drag = null;
+    // The keyboard cursor shows only after keyboard use (Tab onto the board, arrows, Enter);
+    // any pointer press on the board hides it again, so a click or a drag never leaves an
+    // outline behind that looks like a selection.
     this.keyboard = false;
+    this.pointerFocus = false; // true while the board focuses itself on a pointer press
 
     root.setAttribute('role', 'grid');
     root.setAttribute('tabindex', '0');
@@ -39,7 +43,7 @@ export class BoardView {
     root.addEventListener('lostpointercapture', () => this.endDrag());
     root.addEventListener('keydown', (e) => this.onKeyDown(e));
     root.addEventListener('focus', () => {
-      if (root.matches(':focus-visible')) {
+      if (!this.pointerFocus && root.matches(':focus-visible')) {
         this.keyboard = true;
         if (!this.cursor) this.cursor = this.initialCursor();
       }
@@ -143,6 +147,7 @@ export class BoardView {
     const dragFrom = this.drag && this.drag.active ? this.drag.from : null;
 
     const root = this.root;
+    root.classList.toggle('keyboard-focus', !!(this.keyboard && document.activeElement === root));
     root.classList.toggle('show-numbers', ctrl.showNumbers);
     root.classList.toggle('interactive', ctrl.canInput);
     root.classList.toggle('my-turn', ctrl.isMyTurn);
@@ -279,7 +284,16 @@ export class BoardView {
   onPointerDown(e) {
     if (e.button !== undefined && e.button !== 0) return;
     this.keyboard = false;
-    if (document.activeElement !== this.root) this.root.focus({ preventScroll: true }); // arrows work after a click
+    this.cursor = null; // the next arrow key shows the cursor afresh (on the selected piece)
+    if (document.activeElement !== this.root) {
+      // Arrows work after a click; this focus is the pointer's, not the keyboard's.
+      this.pointerFocus = true;
+      try {
+        this.root.focus({ preventScroll: true });
+      } finally {
+        this.pointerFocus = false;
+      }
+    }
     const n = this.squareFromEvent(e);
     const ctrl = this.ctrl;
     if (n === null) {
@@ -376,9 +390,11 @@ export class BoardView {
     }
     if (moves[e.key]) {
       e.preventDefault();
-      this.keyboard = true;
-      if (!this.cursor) this.cursor = this.initialCursor();
-      else {
+      if (!this.keyboard || !this.cursor) {
+        // The cursor was hidden (pointer input since): this key only shows it.
+        this.keyboard = true;
+        if (!this.cursor) this.cursor = this.initialCursor();
+      } else {
         const [dr, dc] = moves[e.key];
         this.cursor = {
           row: Math.min(7, Math.max(0, this.cursor.row + dr)),
@@ -390,9 +406,10 @@ export class BoardView {
     }
     if (e.key === 'Enter' || e.key === ' ' || e.key === 'Spacebar') {
       e.preventDefault();
+      const hidden = !this.keyboard;
       this.keyboard = true;
-      if (!this.cursor) {
-        this.cursor = this.initialCursor();
+      if (!this.cursor || hidden) {
+        if (!this.cursor) this.cursor = this.initialCursor();
         this.render();
         return;
       }
