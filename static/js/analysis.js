@@ -117,6 +117,12 @@ export class AnalysisCtrl {
     return this.canInput ? this.info.legal : [];
   }
 
+  /** Every legal move is a capture: the board rings the pieces that can take. */
+  get mustCapture() {
+    const legal = this.legal;
+    return legal.length > 0 && legal.every((m) => m.includes('x'));
+  }
+
   movableSquares() {
     return new Set(this.legal.map((m) => movePath(m)[0]));
   }

@@ -5,7 +5,7 @@
 // game goes on.
 
 import { parseFen, opposite, colorName, BLACK, WHITE } from './fen.js';
-import { matching, movePath } from './notation.js';
+import { matching, movePath, isCapture } from './notation.js';
 import { clockNow, atZero } from './clock.js';
 
 const FLASH_MS = 4000;
@@ -198,6 +198,12 @@ export class Ctrl {
 
   get legal() {
     return this.canInput && this.state.legal ? this.state.legal : [];
+  }
+
+  /** True when the viewer must capture now: every legal move is a capture (the rules make captures compulsory). */
+  get mustCapture() {
+    const legal = this.legal;
+    return legal.length > 0 && legal.every(isCapture);
   }
 
   /** Squares holding a piece with at least one legal move. */
@@ -414,6 +420,7 @@ export class Ctrl {
   select(n) {
     if (!this.movableSquares().has(n)) return false;
     this.path = [n];
+    if (this.flash && this.flash.kind === 'warn') this.clearFlash(); // the hint did its job
     this.redraw();
     return true;
   }
@@ -425,7 +432,7 @@ export class Ctrl {
       return;
     }
     if (!this.path.length) {
-      this.select(n);
+      if (!this.select(n)) this.explainStuck(n);
       return;
     }
     if (this.path.length === 1 && n === this.path[0]) {
@@ -446,6 +453,15 @@ export class Ctrl {
       return;
     }
     this.cancel();
+    this.explainStuck(n);
+  }
+
+  /** A click on square n picked nothing: if it holds one of the mover's pieces, say why it cannot move. */
+  explainStuck(n) {
+    const piece = this.position.pieces.get(n);
+    if (!piece || !this.state || piece.color !== this.state.turn || !this.legal.length) return;
+    if (this.mustCapture) this.showFlash('You must capture: the highlighted pieces can.', 'warn');
+    else this.showFlash('That piece has no move.', 'warn');
   }
 
   /** Add landing square n to the route; send the move once it is complete. */

@@ -203,6 +203,30 @@ def test_draw_declined_then_move_played_offerer_told(server, new_context):
     expect(t.alice.locator("#offer-draw")).to_be_enabled()  # only the decliner's opponent waits
 
 
+# ---- compulsory captures -------------------------------------------------------------------------
+
+
+def test_compulsory_capture_rings_the_pieces_that_can_take_and_explains_a_stuck_piece(server, new_context):
+    t = start(server, new_context, spectator=False)
+    play(t, OPENING[:2])  # 11-15 22-18: Black's only move is 15x22
+    expect(t.alice.locator("#board .sq.must-capture")).to_have_count(1)
+    expect(t.alice.locator("#sq-15")).to_have_class(re.compile(r"\bmust-capture\b"))
+    expect(t.bob.locator("#board .sq.must-capture")).to_have_count(0)  # not his turn
+    t.alice.click("#sq-9")  # a man that cannot capture: a hint instead of nothing
+    status = t.alice.locator("#status")
+    expect(status).to_have_text("You must capture: the highlighted pieces can.")
+    expect(status).to_have_class(re.compile(r"\bwarn\b"))
+    expect(t.alice.locator("#board .sq.selected")).to_have_count(0)
+    shot(t.alice, "must-capture")
+
+    play(t, OPENING[2:3], first_ply=3)
+    expect(t.alice.locator("#board .sq.must-capture")).to_have_count(0)
+    takers = {str(m).split("x")[0] for m in Game.from_moves(OPENING[:3]).positions[-1].legal_moves()}
+    for n in takers:  # 25x18 and 26x17
+        expect(t.bob.locator(f"#sq-{n}")).to_have_class(re.compile(r"\bmust-capture\b"))
+    expect(t.bob.locator("#board .sq.must-capture")).to_have_count(len(takers))
+
+
 # ---- resignation and abort ------------------------------------------------------------------------
 
 

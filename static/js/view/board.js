@@ -127,6 +127,7 @@ export class BoardView {
     }
     const pieces = ctrl.shownPosition.pieces;
     const movable = ctrl.movableSquares();
+    const mustCapture = !!ctrl.mustCapture; // every legal move captures: ring the pieces that can
     const dests = ctrl.destinations();
     const path = ctrl.path;
     const selected = path.length ? path[0] : null;
@@ -176,6 +177,7 @@ export class BoardView {
       const classes = ['sq', 'dark'];
       if (movable.has(n) && !path.length) classes.push('movable');
       else if (movable.has(n)) classes.push('movable-other');
+      if (mustCapture && movable.has(n)) classes.push('must-capture');
       if (n === selected) classes.push('selected');
       if (n === selected && path.length > 1) classes.push('lifted');
       if (jumped.has(n)) classes.push('jumped');
@@ -195,7 +197,7 @@ export class BoardView {
       if (n === selected) label.push('selected');
       if (jumped.has(n)) label.push('jumped');
       if (dests.has(n)) label.push('move here');
-      else if (movable.has(n) && !path.length) label.push('can move');
+      else if (movable.has(n) && !path.length) label.push(mustCapture ? 'can capture' : 'can move');
       if (n === lastFrom || n === lastTo) label.push('last move');
       const aria = label.join(', ');
       if (entry.cell.getAttribute('aria-label') !== aria) entry.cell.setAttribute('aria-label', aria);

@@ -147,6 +147,7 @@ export class TableView {
       if (ctrl.replaying && ctrl.isMyTurn) return 'You are looking at an earlier position: go back to the game to move.';
       if (ctrl.isMyTurn && ctrl.path.length > 1) return 'Keep jumping: pick the next landing square.';
       if (ctrl.isMyTurn && ctrl.path.length === 1) return 'Pick a destination square.';
+      if (ctrl.mustCapture) return 'You must capture: the highlighted pieces can.';
       if (ctrl.isMyTurn && s.legal && s.legal.length && s.legal[0].includes('x')) return 'You must capture.';
     }
     return '';
@@ -160,6 +161,14 @@ export class TableView {
     text(node, value);
     node.dataset.kind = flash ? flash.kind : 'info';
     node.classList.toggle('error', !!(flash && flash.kind === 'error'));
+    node.classList.toggle('warn', !!(flash && flash.kind === 'warn'));
+    // The same warning again (another click on a piece that cannot move): replay its entrance.
+    if (flash && flash.kind === 'warn' && flash !== this.shownFlash) {
+      node.classList.remove('warn');
+      void node.offsetWidth;
+      node.classList.add('warn');
+    }
+    this.shownFlash = flash;
     node.classList.toggle('empty', !value);
   }
 
