@@ -27,6 +27,7 @@ What it does, in one process of plain asyncio (no uvloop), bounded in time:
 4. Plays: the player to move picks a random move from ``state.legal`` of the last snapshot or
    event and sends it after a think time drawn uniformly from 0.5-1.5 times ``--think`` (the first
    move of each game after 0-``--think`` s, so games do not move in step); 0 answers at once.
+   Every socket sends the page's ``ping`` every ``--ping`` s (20, first one at a random moment).
    A finished game is followed by a rematch (both players send ``rematch_offer``) and all its
    sockets move to the new game, as the page's link does.  A gap in ``v`` is answered with
    ``sync``, as the page does.  After ``--warmup`` s it measures for ``--duration`` s: accepted
@@ -236,6 +237,7 @@ class Stats:
         self.refused: dict[str, int] = {}
         self.errors: dict[str, int] = {}
         self.audience = 0
+        self.pongs = 0
         self.frames_in = 0
         self.bytes_in = 0
         self.move_bytes: list[int] = []
@@ -294,6 +296,7 @@ class Sock:
         self.has_snapshot = False
         self.connect_time: float | None = None
         self.relay_ply = 0
+        self.ping_handle = None
 
     async def main(self) -> None:
         while not self.run.stopping:
@@ -307,6 +310,8 @@ class Sock:
                 self.ws = ws
                 if self.run.relay:
                     self.mark_connected()
+                elif self.run.args.ping > 0 and self.ping_handle is None:
+                    self.schedule_ping(self.run.rng.uniform(0, self.run.args.ping))
                 async for frame in ws:
                     self.on_frame(frame)
                     if self.game_id != game_id:
@@ -325,6 +330,16 @@ class Sock:
                 await asyncio.sleep(1)
             self.v, self.state, self.scheduled, self.offered_rematch = -1, None, None, False
             self.first = True
+
+    def schedule_ping(self, delay: float) -> None:
+        self.ping_handle = asyncio.get_running_loop().call_later(delay, self.ping)
+
+    def ping(self) -> None:
+        """The page's keep-alive (every 20 s), which also refreshes the viewer's presence."""
+        if self.run.stopping:
+            return
+        self.send({"type": "ping"})
+        self.schedule_ping(self.run.args.ping)
 
     def mark_connected(self) -> None:
         if self.connect_time is None:
@@ -370,6 +385,9 @@ class Sock:
             self.apply(message)
         elif kind == "audience":
             stats.audience += 1
+            return
+        elif kind == "pong":
+            stats.pongs += 1
             return
         elif kind == "error":
             code = message.get("code", "?")
@@ -528,6 +546,7 @@ async def play_run(args, run: Run, games: list[dict], meters: dict) -> dict:
         "refused_by_code": st.refused,
         "reconnects": st.reconnects,
         "audience_frames": st.audience,
+        "pongs": st.pongs,
         "cpu_pct": {name: round(100 * c / wall, 1) for name, c in cpu.items()},
         "cpu_ms_per_move": {name: round(1000 * c / st.accepted, 2) if st.accepted else None
                             for name, c in cpu.items()},
@@ -541,7 +560,8 @@ async def play_run(args, run: Run, games: list[dict], meters: dict) -> dict:
 
 def start_profilers(args, meter: Meter, relay: bool) -> list[subprocess.Popen]:
     """``--profile DIR``: py-spy samples each server process for the measured window
-    (collapsed stacks in ``DIR/<site|relay>-<pid>.txt``; ``--profile-idle`` adds waiting threads)."""
+    (collapsed stacks in ``DIR/<site|relay>-<pid>.txt``): the thread holding the GIL, or with
+    ``--profile-idle`` every thread, waiting ones included."""
     if not args.profile:
         return []
     out = Path(args.profile)
@@ -553,6 +573,8 @@ def start_profilers(args, meter: Meter, relay: bool) -> list[subprocess.Popen]:
                    "-o", str(out / f"{'relay' if relay else 'site'}-{pid}.txt")]
         if args.profile_idle:
             command.append("--idle")
+        else:
+            command.append("--gil")   # only the thread holding the GIL: where the CPU goes
         procs.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     return procs
 
@@ -748,6 +770,8 @@ def main() -> None:
     parser.add_argument("--server-env", nargs="*", default=[], help="more KEY=VALUE for the server")
     parser.add_argument("--backlog", type=int, default=1024, help="Daphne's listen backlog")
     parser.add_argument("--connect-concurrency", type=int, default=500)
+    parser.add_argument("--ping", type=float, default=20.0,
+                        help="seconds between a socket's pings, as the page sends them (0: none)")
     parser.add_argument("--no-relay", dest="relay", action="store_false")
     parser.add_argument("--relay-only", action="store_true")
     parser.add_argument("--profile", default="", help="folder for py-spy profiles of the servers")

@@ -23,8 +23,8 @@ Environment variables:
 ``ENGINE_MAX_WAITING``      searches that may wait for a worker before the engine says busy (8).
 ``COMPUTER_MIN_THINK_MS``   the least time the computer takes over a move (default 400).
 ``GAME_DB_THREADS``         threads running the game sockets' database work, per process (default 8).
-``CHANNEL_LAYER``           ``pubsub`` (default: channels-redis' Redis pub/sub layer) or ``core`` (its
-                            lists-and-Lua layer).
+``CHANNEL_LAYER``           ``core`` (default: channels-redis' lists-and-Lua layer) or ``pubsub`` (its
+                            Redis pub/sub layer: cheaper, but see the note at CHANNEL_LAYERS).
 """
 
 from pathlib import Path
@@ -118,11 +118,13 @@ CHANNEL_LAYERS = {
         },
     },
 }
-if env("CHANNEL_LAYER", default="pubsub") == "pubsub":
+if env("CHANNEL_LAYER", default="core") == "pubsub":
     # Redis pub/sub: a group message is one PUBLISH, read once by each process that has
-    # members of the group and handed to them there; the lists-and-Lua layer above
-    # (CHANNEL_LAYER=core) stores a copy per socket and costs each process about 2 ms more
-    # CPU per move (docs/performance.md, "Live load").  Both deliver at most once.
+    # members of the group: about 2 ms less CPU per move.  Not the default: with it,
+    # tests/system/test_scaleout.py's Redis restart loses a move for good; this layer
+    # reconnects by itself without closing the sockets, so (it seems) nobody learns that
+    # events were lost and resynchronises, where the default layer's failure closes the
+    # sockets and the pages reconnect and take a snapshot (docs/performance.md, "Live load").
     CHANNEL_LAYERS["default"] = {
         "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
         "CONFIG": {

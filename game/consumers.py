@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import limits
 from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.consumer import get_handler_name
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connections
 from limits.storage import MemoryStorage
@@ -149,6 +150,16 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         await self.announce(await presence.enter(self.game_id, self.channel_name, self.role))
         if self.computer:
             computer_play.wake(self.game_id)  # resumes the computer's turn after a restart or reconnect
+
+    async def dispatch(self, message):
+        """Run the handler of ``message``, without the ``aclose_old_connections()`` that channels
+        runs before each one: that is a hop to its single sync thread for every frame and every
+        group message (four per move with one spectator), and this consumer touches the
+        database only through :func:`in_db_thread`, which closes stale connections itself."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def disconnect(self, code):
         if getattr(self, "timer", None):
