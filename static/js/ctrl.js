@@ -16,6 +16,8 @@ const ACTION_LIMIT_MS = 6000; // an action sent without an answer this long: all
 const CLOCK_CHECK_EVERY_MS = 2000; // a clock at zero asks the server again at most this often
 /** Plies without a capture or man move that draw the game (the forty-move rule). */
 export const NO_PROGRESS_LIMIT = 80;
+/** Seconds a live timed game waits for each side's first move before it is aborted (docs/protocol.md). */
+export const FIRST_MOVE_S = 30;
 /** From this many plies on, the page warns that the forty-move rule is near. */
 export const NO_PROGRESS_WARN = 60;
 
@@ -85,6 +87,7 @@ export class Ctrl {
     this.actionPending = null; // an action sent, awaiting the server's update or error
     this.actionTimer = null;
     this.rematchDeclinedBy = null; // the seat that declined our rematch proposal
+    this.abortedBy = null; // {id, by} from the `aborted` update this page saw (by: a seat, or null: no first move in time)
     this.now = () => performance.now(); // replaced in tests
     this.stateAt = this.now(); // when the current state arrived: the clocks count down from there
     this.turnAt = this.now(); // when this page saw the current turn begin
@@ -303,6 +306,7 @@ export class Ctrl {
     this.setActionPending(null);
     if (msg.what === 'rematch_declined') this.rematchDeclinedBy = msg.by !== this.you ? msg.by : null;
     else if (msg.what === 'rematch_offered' || msg.what === 'rematch_started') this.rematchDeclinedBy = null;
+    if (msg.what === 'aborted' && msg.state) this.abortedBy = { id: msg.state.id, by: msg.by || null };
     this.setState(msg.state);
     if (this.isOver || msg.what === 'aborted' || msg.what === 'resigned') this.resetSelection();
     if (['draw_accepted', 'resigned', 'aborted', 'flagged', 'claimed_win', 'claimed_draw'].includes(msg.what)) {
@@ -652,6 +656,24 @@ export class Ctrl {
   }
 
   // ---- presentation helpers ---------------------------------------------
+
+  /**
+   * Why the game ended, in words. An abort this page saw happen says who aborted (or that a first
+   * move was not made in time); otherwise (a page opened afterwards) the server's state.reason.
+   */
+  get endReason() {
+    const s = this.state;
+    if (!s) return '';
+    const seen = this.abortedBy;
+    if (s.status === 'aborted' && seen && seen.id === s.id) {
+      const by = seen.by;
+      if (by === BLACK || by === WHITE) {
+        return `Aborted by ${by === this.you ? 'you' : this.seatName(by) || colorName(by)}`;
+      }
+      return `Aborted: a first move was not made within ${FIRST_MOVE_S} seconds`;
+    }
+    return s.reason || '';
+  }
 
   seatName(color) {
     const seat = this.state && this.state.seats ? this.state.seats[color] : null;

@@ -155,6 +155,9 @@ function boot() {
       resignBox: byId('resign-box'),
       resignConfirm: byId('resign-confirm'),
       resignCancel: byId('resign-cancel'),
+      abortBox: byId('abort-box'),
+      abortConfirm: byId('abort-confirm'),
+      abortCancel: byId('abort-cancel'),
       drawHint: byId('draw-hint'),
       rematchOfferBox: byId('rematch-offer-box'),
       rematchOfferText: byId('rematch-offer-text'),
@@ -177,6 +180,7 @@ function boot() {
       clockBottom: byId('clock-bottom'),
       timeControl: byId('time-control'),
       answerTime: byId('answer-time'),
+      firstMoveNote: byId('first-move-note'),
     },
     ctrl,
   );

@@ -139,7 +139,8 @@ def expect_board(page: Page, board: dict) -> None:
 
 
 def expect_no_game_actions(page: Page) -> None:
-    for selector in ("#offer-draw", "#accept-draw", "#decline-draw", "#resign", "#resign-confirm", "#abort"):
+    for selector in ("#offer-draw", "#accept-draw", "#decline-draw", "#resign", "#resign-confirm", "#abort",
+                     "#abort-confirm"):
         expect(page.locator(selector)).to_be_hidden()
 
 
@@ -264,14 +265,33 @@ def test_abort_before_both_sides_moved_shows_aborted_game(server, new_context):
     expect(alice.locator("#resign")).to_be_hidden()
     bob = new_page(new_context)
     join_game(bob, url)
-    t = Table(url, alice, bob, None)
+    carol = new_page(new_context)
+    carol.goto(url)
+    t = Table(url, alice, bob, carol)
     play(t, OPENING[:1])
     expect(bob.locator("#abort")).to_be_visible()  # White has not moved yet
+    bob.click("#abort")  # asks first, as resigning does
+    expect(bob.locator("#abort-confirm")).to_be_visible()
+    expect(bob.locator("#abort")).to_be_hidden()
+    bob.click("#abort-cancel")  # changed his mind: nothing was sent
+    expect(bob.locator("#abort-confirm")).to_be_hidden()
+    expect(alice.locator("body[data-status=active]")).to_be_attached()
     bob.click("#abort")
-    for page in t.players:
+    shot(bob, "abort-confirm")
+    bob.click("#abort-confirm")
+    for page in t.everyone:
         expect(page.locator("#result-banner")).to_contain_text("Game aborted")
         expect(page.locator("body[data-status=aborted]")).to_be_attached()
         expect_no_game_actions(page)
+    # Who aborted: by name for the others, "you" for bob himself.
+    expect(alice.locator("#result-banner .result-reason")).to_have_text("Aborted by bob")
+    expect(carol.locator("#result-banner .result-reason")).to_have_text("Aborted by bob")
+    expect(bob.locator("#result-banner .result-reason")).to_have_text("Aborted by you")
+    # A page opened afterwards has only the snapshot: it says what the server's state says.
+    carol.reload()
+    expect(carol.locator("body[data-status=aborted]")).to_be_attached()
+    expect(carol.locator("#result-banner")).to_contain_text("Game aborted")
+    expect(carol.locator("#result-banner .result-reason")).not_to_contain_text("Aborted by")
 
 
 # ---- rematch ---------------------------------------------------------------------------------------

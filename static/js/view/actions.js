@@ -16,7 +16,7 @@ function enable(node, on) {
   if (node && node.disabled === on) node.disabled = !on;
 }
 
-const RESIGN_CONFIRM_MS = 8000; // the confirmation step closes by itself after this long
+const CONFIRM_MS = 8000; // a confirmation step (resign, abort) closes by itself after this long
 
 export class ActionsView {
   /**
@@ -28,6 +28,8 @@ export class ActionsView {
     this.ctrl = ctrl;
     this.confirmingResign = false;
     this.resignTimer = null;
+    this.confirmingAbort = false;
+    this.abortTimer = null;
     this.claimTicker = null;
 
     const on = (node, handler) => {
@@ -36,7 +38,12 @@ export class ActionsView {
     on(els.offerDraw, () => ctrl.act('draw_offer'));
     on(els.acceptDraw, () => ctrl.act('draw_accept'));
     on(els.declineDraw, () => ctrl.act('draw_decline'));
-    on(els.abort, () => ctrl.act('abort'));
+    on(els.abort, () => this.askAbort());
+    on(els.abortConfirm, () => {
+      this.closeAbort(false);
+      ctrl.act('abort');
+    });
+    on(els.abortCancel, () => this.closeAbort(true));
     on(els.resign, () => this.askResign());
     on(els.resignConfirm, () => {
       this.closeResign(false);
@@ -53,14 +60,37 @@ export class ActionsView {
         if (e.key === 'Escape') this.closeResign(true);
       });
     }
+    if (els.abortBox) {
+      els.abortBox.addEventListener('keydown', (e) => {
+        if (e.key === 'Escape') this.closeAbort(true);
+      });
+    }
   }
 
   askResign() {
+    this.closeAbort(false);
     this.confirmingResign = true;
     clearTimeout(this.resignTimer);
-    this.resignTimer = setTimeout(() => this.closeResign(false), RESIGN_CONFIRM_MS);
+    this.resignTimer = setTimeout(() => this.closeResign(false), CONFIRM_MS);
     this.render();
     if (this.els.resignConfirm) this.els.resignConfirm.focus();
+  }
+
+  askAbort() {
+    this.closeResign(false);
+    this.confirmingAbort = true;
+    clearTimeout(this.abortTimer);
+    this.abortTimer = setTimeout(() => this.closeAbort(false), CONFIRM_MS);
+    this.render();
+    if (this.els.abortConfirm) this.els.abortConfirm.focus();
+  }
+
+  closeAbort(refocus) {
+    clearTimeout(this.abortTimer);
+    if (!this.confirmingAbort) return;
+    this.confirmingAbort = false;
+    this.render();
+    if (refocus && this.els.abort && !this.els.abort.hidden) this.els.abort.focus();
   }
 
   closeResign(refocus) {
@@ -126,9 +156,12 @@ export class ActionsView {
     show(els.resignBox, seatedInPlay && this.confirmingResign);
     enable(els.resignConfirm, !busy);
 
-    show(els.abort, ctrl.canAbort);
+    if (!ctrl.canAbort) this.confirmingAbort = false;
+    show(els.abort, ctrl.canAbort && !this.confirmingAbort);
     enable(els.abort, !busy);
-    show(els.playActions, seatedInPlay || ctrl.canAbort);
+    show(els.abortBox, ctrl.canAbort && this.confirmingAbort);
+    enable(els.abortConfirm, !busy);
+    show(els.playActions, seatedInPlay || (ctrl.canAbort && !this.confirmingAbort));
 
     // ---- the player to move left: claim the win or call it a draw (players only) ----
     const claimWait = seatedInPlay ? ctrl.claimWaitMs : null;

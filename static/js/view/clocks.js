@@ -41,6 +41,7 @@ export class ClockView {
     this.renderClock(this.els.clockTop, opposite(bottom), now);
     this.renderLabel(now);
     this.renderAnswerTime(now);
+    this.renderFirstMoveNote(now);
     const ticking = !!(now && (now.running || now.firstMove !== null));
     if (ticking) {
       if (!this.ticker) this.ticker = setInterval(() => this.tick(), TICK_MS);
@@ -94,6 +95,21 @@ export class ClockView {
     node.title = now ? `Time control: ${now.label}` : 'No clocks in this game';
     setData(node, 'control', s.clock ? String(s.clock.control || '') : 'untimed');
     show(node, true);
+  }
+
+  /** A live game's first move: the player to move sees, in words, how long is left before the game is aborted. */
+  renderFirstMoveNote(now) {
+    const node = this.els.firstMoveNote;
+    if (!node) return;
+    const ctrl = this.ctrl;
+    const mine = !!(now && now.firstMove !== null && ctrl.isMyTurn);
+    if (mine) {
+      const seconds = firstMoveSeconds(now.firstMove);
+      text(node, `Make your first move within ${seconds}\u00a0s or the game is aborted.`);
+      setData(node, 'seconds', String(seconds));
+      node.classList.toggle('urgent', seconds <= 10);
+    }
+    show(node, mine);
   }
 
   /** Correspondence: the player to move sees how long is left for this move. */

@@ -182,7 +182,8 @@ export class TableView {
       node.dataset.key = '';
       return;
     }
-    const key = JSON.stringify([s.status, s.winner, s.result, s.reason, s.next_game || null]);
+    const reasonText = ctrl.endReason;
+    const key = JSON.stringify([s.status, s.winner, s.result, reasonText, s.next_game || null]);
     node.hidden = false;
     if (node.dataset.key === key) return;
     node.dataset.key = key;
@@ -204,7 +205,8 @@ export class TableView {
     h.textContent = headline;
     const reason = document.createElement('span');
     reason.className = 'result-reason';
-    reason.textContent = s.reason || '';
+    // An old page's "game aborted" under the headline "Game aborted" would only repeat it.
+    reason.textContent = reasonText.toLowerCase() === headline.toLowerCase() ? '' : reasonText;
     const score = document.createElement('span');
     score.className = 'result-score';
     score.textContent = s.result && s.result !== '*' ? s.result : '';
