@@ -46,7 +46,7 @@ export function gameItem(game) {
   const moves = movesPlayed(ply);
   const movesNode = span('live-moves', `${moves} move${moves === 1 ? '' : 's'}`);
   movesNode.dataset.ply = String(ply);
-  movesNode.title = `${ply} pl${ply === 1 ? 'y' : 'ies'} played`;
+  movesNode.title = `${ply} move${ply === 1 ? '' : 's'} played by both sides together`;
   const n = Number(game.spectators) || 0;
   const watching = span('live-watching', `${n} watching`);
   watching.dataset.spectators = String(n);

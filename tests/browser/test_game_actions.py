@@ -190,8 +190,7 @@ def test_draw_declined_then_move_played_offerer_told(server, new_context):
     expect(t.bob.locator("#status")).to_contain_text("alice declined the draw offer")
     hint = t.bob.locator("#draw-hint")
     expect(hint).to_be_visible()
-    expect(hint).to_contain_text("Draw declined")
-    expect(hint).to_contain_text("3 moves")
+    expect(hint).to_have_text("Your draw offer was declined. You can offer a draw again after 3 more moves of yours.")
     expect(t.bob.locator("#offer-draw")).to_be_disabled()
     shot(t.bob, "draw-declined-offerer")
 
@@ -200,8 +199,18 @@ def test_draw_declined_then_move_played_offerer_told(server, new_context):
         expect(page.locator("body[data-status=active]")).to_be_attached()
         expect(page.locator("#result-banner")).to_be_hidden()
     expect(t.bob.locator("#board.interactive")).to_be_attached()
-    expect(t.bob.locator("#draw-hint")).to_contain_text("3 moves")  # 6 plies after ply 0: ply 6
+    expect(t.bob.locator("#draw-hint")).to_contain_text("after 3 more moves of yours")  # 6 plies after ply 0: ply 6
     expect(t.alice.locator("#offer-draw")).to_be_enabled()  # only the decliner's opponent waits
+
+    # The note counts down in bob's own moves and goes away once he may offer again (ply 6).
+    play(t, OPENING[1:] + ["8-11"], first_ply=2)
+    expect(t.bob.locator("#draw-hint")).to_have_text(
+        "Your draw offer was declined. You can offer a draw again after 1 more move of yours.")
+    play(t, ["24-19"], first_ply=6)
+    expect(t.bob.locator("#draw-hint")).to_be_hidden()
+    expect(t.bob.locator("#offer-draw")).to_be_enabled()
+    for page in t.players:
+        expect(page.locator("#game-actions")).not_to_contain_text("ply")
 
 
 # ---- compulsory captures -------------------------------------------------------------------------
@@ -415,7 +424,7 @@ def test_replay_steps_through_a_finished_game(finished):
         page.click("#replay-next")
         expect(page.locator(f"body[data-shown-ply='{ply}']")).to_be_attached()
         expect_board(page, boards[ply])
-    expect(page.locator("#replay-status")).to_contain_text("ply 2 of 4")
+    expect(page.locator("#replay-status")).to_contain_text("2 of 4 moves")
     expect(page.locator("#move-list .ply.current")).to_have_text(OPENING[1])
     shot(page, "replay-finished")
 
@@ -504,7 +513,7 @@ def test_no_progress_warning_shows_from_60_plies(server, new_context):
     expect(page.locator("#no-progress")).to_be_hidden()
     # Reaching 60 plies without a capture or man move takes a long king ending; give the page the
     # state the server sends then (the warning is drawn from state.status and no_progress alone).
-    for plies, text in ((59, None), (60, "draw in 10 moves"), (75, "draw in 3 moves (5 plies)")):
+    for plies, text in ((59, None), (60, "draw in 10 moves"), (75, "draw in 3 moves unless")):
         page.evaluate("(n) => { const c = window.checkers.ctrl;"
                       " c.setState({...c.state, status: 'active', no_progress: n}); c.redraw(); }", plies)
         if text is None:

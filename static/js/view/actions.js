@@ -143,8 +143,10 @@ export class ActionsView {
     enable(els.offerDraw, seatedInPlay && !myOffer && !tooSoon && !busy);
     let hint = '';
     if (seatedInPlay && tooSoon && !myOffer && !theirOffer) {
+      // Counted in the viewer's own moves; the note goes once an offer is allowed again.
       const moves = Math.ceil((allowedAt - s.ply) / 2);
-      hint = `Draw declined. You may offer again in ${moves} move${moves === 1 ? '' : 's'} (from ply ${allowedAt}).`;
+      const more = moves === 1 ? '1 more move' : `${moves} more moves`;
+      hint = `Your draw offer was declined. You can offer a draw again after ${more} of yours.`;
     }
     text(els.drawHint, hint);
     show(els.drawHint, !!hint);

@@ -263,8 +263,7 @@ export class TableView {
     const moves = Math.ceil(left / 2);
     text(
       node,
-      `Forty-move rule: draw in ${moves} move${moves === 1 ? '' : 's'} (${left} ${left === 1 ? 'ply' : 'plies'}) ` +
-        'unless a capture or man move',
+      `Forty-move rule: draw in ${moves} move${moves === 1 ? '' : 's'} unless a capture or man move`,
     );
     node.dataset.plies = String(left);
     node.classList.toggle('urgent', left <= 10);
@@ -348,7 +347,7 @@ export class TableView {
     const live = ctrl.state && !ctrl.isOver;
     if (els.replayStatus) {
       let text_ = '';
-      if (ctrl.replaying && shown === 0) text_ = `Start position · ply 0 of ${n}`;
+      if (ctrl.replaying && shown === 0) text_ = `Start position · 0 of ${n} moves`;
       else if (ctrl.replaying) {
         const turn = ctrl.state ? ctrl.state.turn : BLACK;
         const first = firstMover(n, turn);
@@ -356,7 +355,7 @@ export class TableView {
         const offset = first === BLACK ? 0 : 1;
         const number = Math.floor((shown - 1 + offset) / 2) + 1;
         const blackMoved = (shown - 1 + offset) % 2 === 0;
-        text_ = `After ${number}${blackMoved ? '.' : '...'} ${ctrl.moves[shown - 1]} · ply ${shown} of ${n}`;
+        text_ = `After ${number}${blackMoved ? '.' : '...'} ${ctrl.moves[shown - 1]} · ${shown} of ${n} moves`;
       }
       text(els.replayText, text_);
       els.replayStatus.hidden = !ctrl.replaying;
