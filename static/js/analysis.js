@@ -21,18 +21,30 @@ export function toFen(turn, pieces) {
   return `${turn}:W${side(WHITE)}:B${side(BLACK)}`;
 }
 
-/** The engine's score in words: {headline, detail}. `score` is from the side to move's view. */
+/** Below this many hundredths of a man either way, the engine calls the position equal. */
+const EQUAL_WITHIN = 10;
+
+/**
+ * The engine's verdict in words. `score` is in hundredths of a man from the side to move's view;
+ * the text names the side that is better and by how much, in men: "Equal",
+ * "Black is better (+1.25)", "White wins (a forced win in 3 moves)".
+ */
 export function describeScore(result, turn) {
   if (result.mate !== null && result.mate !== undefined) {
     const winner = result.mate > 0 ? turn : opposite(turn);
     const moves = Math.ceil(Math.abs(result.mate) / 2);
-    return { headline: `${colorName(winner)} wins`, detail: `a forced win in ${moves} move${moves === 1 ? '' : 's'} (${Math.abs(result.mate)} plies)` };
+    return `${colorName(winner)} wins (a forced win in ${moves} move${moves === 1 ? '' : 's'})`;
   }
   const forBlack = turn === BLACK ? result.score : -result.score;
-  const men = (Math.abs(forBlack) / 100).toFixed(2);
-  if (Math.abs(forBlack) < 15) return { headline: 'About level', detail: `${forBlack >= 0 ? '+' : '−'}${men} for Black` };
+  if (Math.abs(forBlack) < EQUAL_WITHIN) return 'Equal';
   const ahead = forBlack > 0 ? BLACK : WHITE;
-  return { headline: `${colorName(ahead)} is better`, detail: `by ${men} men` };
+  return `${colorName(ahead)} is better (+${(Math.abs(forBlack) / 100).toFixed(2)})`;
+}
+
+/** A whole move number from the page's address or config (null when absent or not a number). */
+function moveNumberFrom(value) {
+  const n = Number(value);
+  return Number.isInteger(n) && n >= 1 && n < 10000 ? n : null;
 }
 
 function loadFlag(key) {
@@ -70,6 +82,15 @@ export class AnalysisCtrl {
     this.lastMove = null;
     this.undoStack = []; // earlier positions of the moves played here: [{fen, lastMove}]
     this.best = null; // the engine's answer for this.fen
+    // The move number of the position shown, when it comes from a game (?move_number= from the
+    // game page's link, or the server's config); the engine's line is numbered from it.
+    let number = moveNumberFrom(config.moveNumber);
+    try {
+      number = moveNumberFrom(new URLSearchParams(window.location.search).get('move_number')) || number;
+    } catch (err) {
+      /* no address to read */
+    }
+    this.moveNumber = number || 1;
     this.thinking = false;
     this.loading = false;
     this.requests = 0; // answers to older requests are dropped
@@ -223,6 +244,7 @@ export class AnalysisCtrl {
     }
     this.undoStack = [];
     this.lastMove = null;
+    this.moveNumber = 1;
     this.show(toFen(this.position.turn, pieces));
   }
 
@@ -230,12 +252,14 @@ export class AnalysisCtrl {
     if (turn !== BLACK && turn !== WHITE) return;
     this.undoStack = [];
     this.lastMove = null;
+    this.moveNumber = 1;
     this.show(toFen(turn, this.position.pieces));
   }
 
   clear() {
     this.undoStack = [];
     this.lastMove = null;
+    this.moveNumber = 1;
     this.mode = 'edit';
     this.show(toFen(this.position.turn, new Map()));
   }
@@ -243,6 +267,7 @@ export class AnalysisCtrl {
   reset() {
     this.undoStack = [];
     this.lastMove = null;
+    this.moveNumber = 1;
     this.show(this.config.initialFen);
   }
 
@@ -250,6 +275,7 @@ export class AnalysisCtrl {
     const previous = this.undoStack.pop();
     if (!previous) return;
     this.lastMove = previous.lastMove;
+    this.moveNumber = previous.moveNumber || 1;
     this.show(previous.fen);
   }
 
@@ -303,11 +329,13 @@ export class AnalysisCtrl {
       return false;
     }
     if (move) {
-      this.undoStack.push({ fen: this.fen, lastMove: this.lastMove });
+      this.undoStack.push({ fen: this.fen, lastMove: this.lastMove, moveNumber: this.moveNumber });
       this.lastMove = move;
+      if (this.position.turn === WHITE) this.moveNumber += 1; // White's reply ends the numbered pair
     } else if (keepBoard) {
       this.undoStack = [];
       this.lastMove = null;
+      this.moveNumber = 1;
     }
     this.error = null;
     this.info = data;
@@ -316,7 +344,8 @@ export class AnalysisCtrl {
     this.best = null;
     this.path = [];
     try {
-      window.history.replaceState(null, '', `?fen=${encodeURIComponent(data.fen)}`);
+      const number = this.moveNumber > 1 ? `&move_number=${this.moveNumber}` : '';
+      window.history.replaceState(null, '', `?fen=${encodeURIComponent(data.fen)}${number}`);
     } catch (err) {
       /* a sandboxed page: the address stays */
     }
@@ -352,7 +381,7 @@ export class AnalysisCtrl {
       return false;
     }
     if (!ok) this.error = data && data.message ? data.message : 'The engine refused.';
-    else this.best = data;
+    else this.best = { ...data, moveNumber: this.moveNumber };
     this.redraw();
     return ok;
   }
@@ -405,7 +434,7 @@ function renderPanel(ctrl) {
   if (ctrl.loading) status = 'Checking the position…';
   else if (!info) status = ctrl.error ? 'This position cannot be analysed.' : '';
   else if (info.over) status = `${info.reason[0].toUpperCase()}${info.reason.slice(1)}: ${colorName(info.winner)} wins.`;
-  else status = `${colorName(info.turn)} to move · ${info.legal.length} legal move${info.legal.length === 1 ? '' : 's'}${info.legal[0].includes('x') ? ' (a capture is compulsory)' : ''}`;
+  else status = `${ctrl.moveNumber > 1 ? `Move ${ctrl.moveNumber} · ` : ''}${colorName(info.turn)} to move · ${info.legal.length} legal move${info.legal.length === 1 ? '' : 's'}${info.legal[0].includes('x') ? ' (a capture is compulsory)' : ''}`;
   text(byId('analysis-status'), status);
   const error = byId('analysis-error');
   text(error, ctrl.error || '');
@@ -451,10 +480,9 @@ function renderPanel(ctrl) {
   const best = ctrl.best;
   result.hidden = !best;
   if (best) {
-    const words = describeScore(best, best.turn);
     text(byId('engine-move'), best.move || '—');
-    text(byId('engine-eval'), `${words.headline}: ${words.detail}`);
-    text(byId('engine-pv'), best.pv.length ? moveText(best.pv, best.turn) : '—');
+    text(byId('engine-eval'), describeScore(best, best.turn));
+    text(byId('engine-pv'), best.pv.length ? moveText(best.pv, best.turn, best.moveNumber || 1) : '—');
     const seconds = (best.elapsed_ms / 1000).toFixed(1);
     text(byId('engine-info'), `depth ${best.depth} · ${best.nodes.toLocaleString('en')} positions · ${seconds} s`);
     result.dataset.move = best.move || '';

@@ -33,22 +33,33 @@ export function firstMover(plies, turn) {
 }
 
 /**
+ * The move number of the position after `shown` plies of a game whose ply 1 was played by
+ * `first` (Black's move and White's reply share a number): 1 at the start.
+ */
+export function moveNumberAt(shown, first = BLACK) {
+  const offset = first === BLACK ? 0 : 1;
+  return Math.floor((Math.max(0, shown) + offset) / 2) + 1;
+}
+
+/**
  * Number the plies in pairs, Black first:
  *   [{number: 1, black: "11-15", white: "23-19", blackPly: 1, whitePly: 2}, ...]
- * If White moved first, the first pair has black = null ("1. ... 23-19").
+ * If White moved first, the first pair has black = null ("1. ... 23-19"). `startNumber` is the
+ * number of the first pair (a line from the middle of a game: 12. ... 23-19 13. 8-11).
  */
-export function movePairs(moves, first = BLACK) {
+export function movePairs(moves, first = BLACK, startNumber = 1) {
+  const base = Math.max(1, Math.floor(Number(startNumber) || 1)) - 1;
   const pairs = [];
   let ply = 0;
   let i = 0;
   if (first !== BLACK && moves.length) {
-    pairs.push({ number: 1, black: null, white: moves[0], blackPly: null, whitePly: 1 });
+    pairs.push({ number: base + 1, black: null, white: moves[0], blackPly: null, whitePly: 1 });
     i = 1;
   }
   for (; i < moves.length; i += 2) {
     ply = i + 1;
     pairs.push({
-      number: pairs.length + 1,
+      number: base + pairs.length + 1,
       black: moves[i],
       white: i + 1 < moves.length ? moves[i + 1] : null,
       blackPly: ply,
@@ -58,9 +69,9 @@ export function movePairs(moves, first = BLACK) {
   return pairs;
 }
 
-/** The whole list as text: "1. 11-15 23-19 2. 8-11". */
-export function moveText(moves, first = BLACK) {
-  return movePairs(moves, first)
+/** The whole list as text: "1. 11-15 23-19 2. 8-11" (numbered from `startNumber`). */
+export function moveText(moves, first = BLACK, startNumber = 1) {
+  return movePairs(moves, first, startNumber)
     .map((p) => `${p.number}. ${p.black ?? '...'}${p.white ? ' ' + p.white : ''}`)
     .join(' ');
 }

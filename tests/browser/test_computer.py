@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -123,6 +124,30 @@ def test_analysis_board_sets_up_positions_and_shows_the_engine_line(server, new_
     expect(page.locator("#legal-moves button")).to_have_text(["17x26"])
     page.click("#undo")
     expect(page.locator("body")).to_have_attribute("data-fen", Position.from_fen(SHOT_FEN).fen())
+
+
+def test_engine_verdict_in_words_and_line_numbered_from_the_games_move(server, new_context):
+    page = new_context().new_page()
+    # White a man up (Black's 12 is missing), at move 7 of the game it came from.
+    page.goto(server.url + "/analysis?fen=" + quote("B:W21-32:B1-11") + "&move_number=7")
+    expect(page.locator("#analysis-status")).to_have_text(re.compile(r"^Move 7 · Black to move"))
+    page.click("#analyse")
+    expect(page.locator("#engine-result")).to_be_visible(timeout=15_000)
+    expect(page.locator("#engine-eval")).to_have_text(re.compile(r"^White is better \(\+\d+\.\d\d\)$"))
+    expect(page.locator("#engine-pv")).to_have_text(re.compile(r"^7\. \d+-\d+ \d+-\d+ 8\. "))
+    # Black's move and White's reply: the numbering and the address follow.
+    page.click("#play-best")
+    expect(page.locator("#analysis-status")).to_contain_text("Move 7 · White to move")
+    page.locator("#legal-moves button").first.click()
+    expect(page.locator("#analysis-status")).to_contain_text("Move 8 · Black to move")
+    expect(page).to_have_url(re.compile(r"move_number=8$"))
+    # Level play, and a position typed in by hand is numbered from 1.
+    page.fill("#fen-input", "B:W21-32:B1-12")
+    page.click("#fen-load")
+    expect(page.locator("#analysis-status")).to_have_text("Black to move · 7 legal moves")
+    page.click("#analyse")
+    expect(page.locator("#engine-eval")).to_have_text("Equal", timeout=15_000)
+    expect(page.locator("#engine-pv")).to_have_text(re.compile(r"^1\. "))
 
 
 def test_computer_move_lost_in_a_server_crash_comes_after_the_restart(slow_computer_server, new_context):
