@@ -66,12 +66,26 @@ def test_computer_replies_to_moves_played_on_the_board(server, new_context):
         replay = replay.play(replay.parse_move(move))
     assert len(moves) == 6
     link = page.locator("#analyse-link")
-    expect(link).to_have_attribute("href", re.compile(r"^/analysis\?fen="))
+    # Fair play: no engine for a player during their own game, not even on reload.
+    expect(link).to_be_hidden()
     page.screenshot(path=str(SCREENSHOTS / "computer-game.png"))
-    link.click()
-    expect(page).to_have_url(re.compile(r"/analysis\?fen="))
-    expect(page.locator("body")).to_have_attribute("data-fen", replay.fen())
-    expect(page.locator("#analysis-status")).to_contain_text("Black to move")
+    page.reload()
+    expect(page.locator("body")).to_have_attribute("data-ply", "6")
+    expect(link).to_be_hidden()
+    page.click("#resign")
+    page.click("#resign-confirm")
+    expect(page.locator("body")).to_have_attribute("data-status", "finished")
+    # Once the game is over it is there, for the position on the board, in a new tab.
+    expect(link).to_be_visible()
+    expect(link).to_have_attribute("href", re.compile(r"^/analysis\?fen=.*&move_number=4$"))
+    expect(link).to_have_attribute("target", "_blank")
+    expect(link).to_have_attribute("rel", "noopener")
+    with page.context.expect_page() as opened:
+        link.click()
+    analysis = opened.value
+    expect(analysis).to_have_url(re.compile(r"/analysis\?fen="))
+    expect(analysis.locator("body")).to_have_attribute("data-fen", replay.fen())
+    expect(analysis.locator("#analysis-status")).to_contain_text("Move 4 · Black to move")
 
 
 def test_analysis_board_sets_up_positions_and_shows_the_engine_line(server, new_context):

@@ -374,6 +374,12 @@ def test_spectator_finds_the_game_on_the_home_page_list_and_watches(server, new_
     expect_board(carol, positions_after(OPENING[:1])[1])
     for page in t.players:
         expect(page.locator("#audience")).to_have_text("1 spectator watching")
+    # Fair play: the spectator may open the analysis board (in a new tab); the players, in their
+    # game in progress, have no link to it.
+    expect(carol.locator("#analyse-link")).to_be_visible()
+    expect(carol.locator("#analyse-link")).to_have_attribute("target", "_blank")
+    for page in t.players:
+        expect(page.locator("#analyse-link")).to_be_hidden()
 
     # Server-rendered on a fresh visit, with the spectator counted.
     dave = new_page(new_context)
