@@ -23,8 +23,8 @@ Environment variables:
 ``ENGINE_MAX_WAITING``      searches that may wait for a worker before the engine says busy (8).
 ``COMPUTER_MIN_THINK_MS``   the least time the computer takes over a move (default 400).
 ``GAME_DB_THREADS``         threads running the game sockets' database work, per process (default 8).
-``CHANNEL_LAYER``           ``core`` (default: channels-redis' lists-and-Lua layer) or ``pubsub`` (its
-                            Redis pub/sub layer: cheaper, but see the note at CHANNEL_LAYERS).
+``CHANNEL_LAYER``           ``pubsub`` (default: Redis pub/sub, ``game/channel_layer.py``) or ``core``
+                            (channels-redis' lists-and-Lua layer).
 """
 
 from pathlib import Path
@@ -118,15 +118,12 @@ CHANNEL_LAYERS = {
         },
     },
 }
-if env("CHANNEL_LAYER", default="core") == "pubsub":
-    # Redis pub/sub: a group message is one PUBLISH, read once by each process that has
-    # members of the group: about 2 ms less CPU per move.  Not the default: with it,
-    # tests/system/test_scaleout.py's Redis restart loses a move for good; this layer
-    # reconnects by itself without closing the sockets, so (it seems) nobody learns that
-    # events were lost and resynchronises, where the default layer's failure closes the
-    # sockets and the pages reconnect and take a snapshot (docs/performance.md, "Live load").
+if env("CHANNEL_LAYER", default="pubsub") == "pubsub":
+    # Redis pub/sub (the default): a group message is one PUBLISH, read once by each process
+    # that has members of the group: about 2 ms less CPU per move than the lists-and-Lua
+    # layer above, which CHANNEL_LAYER=core keeps (game/channel_layer.py).
     CHANNEL_LAYERS["default"] = {
-        "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+        "BACKEND": "game.channel_layer.PubSubChannelLayer",
         "CONFIG": {
             "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 5,
                        "max_connections": env.int("CHANNELS_MAX_CONNECTIONS", default=1000)}],

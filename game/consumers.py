@@ -14,6 +14,7 @@ import functools
 import logging
 import threading
 import time
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
 import limits
@@ -22,8 +23,6 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.consumer import get_handler_name
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connections
-from limits.storage import MemoryStorage
-from limits.strategies import MovingWindowRateLimiter
 
 from game import computer, computer_play, presence, services
 from game.broadcast import encoded, group_name, publish
@@ -56,16 +55,43 @@ ACTION_SERVICES = {
 
 #: Close code sent when the game in the URL does not exist.
 CLOSE_NO_SUCH_GAME = 4404
+#: Close code sent when the channel layer lost Redis and maybe events: reconnect.
+CLOSE_LAYER_LOST = 4503
 #: A ``clock_check`` this many seconds before the server's own deadline is honoured (the page's
 #: countdown may run a little ahead).
 CLOCK_CHECK_LEAD_S = 1.0
 #: A player's socket checks the clock this long after the side to move should run out.
 CLOCK_TIMER_SLACK_S = 0.05
 
-# In memory, per process: a socket lives in one process.  The synchronous limiter
-# only takes a thread lock for a few dict operations, so it never waits on I/O.
-_limiter = MovingWindowRateLimiter(MemoryStorage())
 NOTICE_LIMIT = limits.parse("1/second")
+
+
+class SocketRateLimit:
+    """Moving-window limits counted on one socket (a socket lives in one process).
+
+    The same rule as limits' ``MovingWindowRateLimiter``: a message is allowed by
+    a limit of N per T seconds when fewer than N allowed ones came in the last T
+    seconds, and each limit counts on its own.  Kept on the socket, so nothing is
+    shared between sockets or threads: limits' ``MemoryStorage`` started a thread
+    every 10 ms under traffic that walked every socket's keys (5 % of a process's
+    CPU with 60 sockets, and growing with the number of sockets).
+    """
+
+    def __init__(self, items: list[limits.RateLimitItem]):
+        self.windows = [(item.amount, item.get_expiry(), deque()) for item in items]
+
+    def hit(self, now: float | None = None) -> bool:
+        """Count one message now; False when a limit is exceeded."""
+        now = time.monotonic() if now is None else now
+        allowed = True
+        for amount, expiry, times in self.windows:
+            while times and times[0] <= now - expiry:
+                times.popleft()
+            if len(times) >= amount:
+                allowed = False
+            else:
+                times.append(now)
+        return allowed
 
 
 _db_executor: ThreadPoolExecutor | None = None
@@ -129,6 +155,8 @@ def rate_limits(spec: str) -> list[limits.RateLimitItem]:
 
 class GameConsumer(AsyncJsonWebsocketConsumer):
     """Websocket consumer for one viewer (player or spectator) of one game."""
+
+    limit: SocketRateLimit | None = None
 
     async def connect(self):
         self.game_id = self.scope["url_route"]["kwargs"]["game_id"]
@@ -200,10 +228,11 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
 
     async def within_rate_limit(self) -> bool:
         """Count one message of this socket; False (after telling the client, at most once a second) when over."""
-        allowed = True
-        for item in rate_limits(settings.GAME_SOCKET_RATE_LIMIT):
-            allowed = _limiter.hit(item, "game-socket", self.channel_name) and allowed
-        if not allowed and _limiter.hit(NOTICE_LIMIT, "rate-notice", self.channel_name):
+        if self.limit is None:
+            self.limit = SocketRateLimit(rate_limits(settings.GAME_SOCKET_RATE_LIMIT))
+            self.notices = SocketRateLimit([NOTICE_LIMIT])
+        allowed = self.limit.hit()
+        if not allowed and self.notices.hit():
             await self.send_json({"type": "error", "code": "rate_limited",
                                   "message": "Too many messages; slow down."})
         return allowed
@@ -240,6 +269,11 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         await self.send_state(
             await in_db_thread(services.snapshot)(self.game_id, self.player_id)
         )
+
+    async def layer_lost(self, message):
+        """The channel layer lost Redis and maybe events (:mod:`game.channel_layer`): close, so
+        that the page reconnects and takes a snapshot."""
+        await self.close(code=CLOSE_LAYER_LOST)
 
     async def game_event(self, message):
         """Group message ``game.event``: forward one event to the browser.
