@@ -41,6 +41,57 @@ export function describeScore(result, turn) {
   return `${colorName(ahead)} is better (+${(Math.abs(forBlack) / 100).toFixed(2)})`;
 }
 
+const FEN_EXAMPLE = 'B:W21,22,23:B1,2,3';
+
+/**
+ * Why a position was refused, in plain words (the server's reasons are terse: "white man on its
+ * crowning row: 1"). Unknown reasons are passed on, as a sentence.
+ */
+export function plainFenError(message) {
+  const text = String(message || '').trim().replace(/^That position cannot be set up: /, '').replace(/\.$/, '');
+  let m;
+  if ((m = /^(black|white) man on its crowning row: (\d+)$/i.exec(text))) {
+    const color = m[1].toLowerCase();
+    return `A ${color} man cannot stand on square ${m[2]}: ${color} men are crowned on that row. Make it a king or move it.`;
+  }
+  if ((m = /^square held by both sides: (\d+)$/i.exec(text))) return `Square ${m[1]} is given to both Black and White.`;
+  if ((m = /^repeated square: (\d+)$/i.exec(text))) return `Square ${m[1]} is listed twice.`;
+  if ((m = /^square outside 1-32: (.+)$/i.exec(text))) {
+    return `There is no square ${m[1].replace(/^'|'$/g, '')}: the dark squares are numbered 1 to 32.`;
+  }
+  if ((m = /^stray characters in '(.*)'$/i.exec(text))) {
+    return `“${m[1]}” is not a square: write a number from 1 to 32 (K before a king), separated by commas.`;
+  }
+  if ((m = /^king on an empty square: (\d+)$/i.exec(text))) return `There is a king on square ${m[1]} but no piece.`;
+  if (/^empty FEN$|^a FEN is required/i.test(text)) return `Type or paste a position first, e.g. ${FEN_EXAMPLE}.`;
+  if (/^a FEN has at most/i.test(text)) return 'That is too long to be a position.';
+  if (/^bad side to move|^stray characters|^a FEN is a string/i.test(text)) {
+    return (
+      `That is not a position the board can read. Write who is to move (B or W), then White's squares ` +
+      `and Black's squares, K before a king: e.g. ${FEN_EXAMPLE}.`
+    );
+  }
+  if (!text) return 'That position cannot be set up.';
+  return `${text[0].toUpperCase()}${text.slice(1)}.`;
+}
+
+/**
+ * The game id in what was typed into the "Load" box: an id ("k3n8x2pq7a") or a game's link
+ * ("https://host/g/k3n8x2pq7a/", also its .pdn). Null when it cannot be one.
+ */
+export function gameIdFrom(text) {
+  let value = String(text || '').trim();
+  if (!value) return null;
+  try {
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) value = new URL(value).pathname;
+  } catch (err) {
+    return null;
+  }
+  value = value.split(/[?#]/)[0].replace(/\/+$/, '');
+  const id = value.slice(value.lastIndexOf('/') + 1).replace(/\.pdn$/i, '');
+  return /^[A-Za-z0-9_-]{1,64}$/.test(id) ? id : null;
+}
+
 /** A whole move number from the page's address or config (null when absent or not a number). */
 function moveNumberFrom(value) {
   const n = Number(value);
@@ -74,7 +125,12 @@ export class AnalysisCtrl {
     this.fen = config.fen;
     this.position = parseFen(config.fen);
     this.info = null; // the server's view of this.fen: {fen, turn, legal, over, winner, reason}
-    this.error = config.error || null;
+    // What went wrong, each shown where it belongs: `fenError` (a position refused: next to the
+    // FEN box), `gameError` (the "Load" box), `error` (the engine or a move: at the top).
+    this.error = null;
+    this.fenError = null;
+    this.gameError = null;
+    this.gameLoading = false;
     this.mode = 'play';
     this.tool = 'b';
     this.flipped = false;
@@ -299,13 +355,60 @@ export class AnalysisCtrl {
     return this.ask(String(text || '').trim(), null, { keepBoard: true });
   }
 
+  /**
+   * The "Load" box: a game's link or id (or a FEN pasted there). The board changes only when it
+   * is found; otherwise the reason shows next to the box and the position stays.
+   */
+  async loadGame(text) {
+    const value = String(text || '').trim();
+    if (/^[BW]\s*:/i.test(value)) return this.ask(value, null, { keepBoard: true, errorTo: 'game' });
+    if (!value) return this.failGame('Paste a game link (…/g/abc123/) or a game id first.');
+    const id = gameIdFrom(value);
+    if (!id) return this.failGame(`“${value}” is not a game link or id. A link looks like ${window.location.origin}/g/abc123/.`);
+    this.gameLoading = true;
+    this.gameError = null;
+    this.redraw();
+    let config = null;
+    try {
+      // The analysis page set up from that game carries its position (or why there is none).
+      const response = await fetch(`${window.location.pathname}?${new URLSearchParams({ game: id })}`, {
+        headers: { Accept: 'text/html' },
+      });
+      const page = new DOMParser().parseFromString(await response.text(), 'text/html');
+      const node = page.getElementById('analysis-config');
+      config = node ? JSON.parse(node.textContent) : null;
+    } catch (err) {
+      config = null;
+    }
+    this.gameLoading = false;
+    if (!config) return this.failGame('The server could not be reached; try again.');
+    if (config.error) return this.failGame(`No game “${id}” was found. Check the link for a typo.`);
+    return this.ask(config.fen, null, {
+      keepBoard: true,
+      errorTo: 'game',
+      moveNumber: moveNumberFrom(config.moveNumber) || 1,
+    });
+  }
+
+  failGame(message) {
+    this.gameLoading = false;
+    this.gameError = message;
+    this.redraw();
+    return false;
+  }
+
   /** Play a legal move (full notation) on the board. */
   play(move) {
     if (!this.valid || !this.info.legal.includes(move)) return Promise.resolve(false);
     return this.ask(this.fen, move);
   }
 
-  async ask(fen, move, { keepBoard = false } = {}) {
+  /**
+   * Ask the server about `fen` (after `move`, when given) and show it if accepted. `keepBoard`: a
+   * position typed in, which replaces the board only when accepted; `errorTo`: where a refusal
+   * shows ('fen' next to the FEN box, 'game' next to the Load box; moves at the top).
+   */
+  async ask(fen, move, { keepBoard = false, errorTo = 'fen', moveNumber = 1 } = {}) {
     const id = ++this.requests;
     this.loading = true;
     this.redraw();
@@ -323,7 +426,14 @@ export class AnalysisCtrl {
     if (id !== this.requests) return false;
     this.loading = false;
     if (!ok) {
-      this.error = data && data.message ? data.message : 'Refused.';
+      const message = data && data.message ? data.message : 'Refused.';
+      const code = data ? data.error : null;
+      if (move) this.error = message;
+      else {
+        const plain = code === 'bad_fen' ? plainFenError(message) : message;
+        if (errorTo === 'game') this.gameError = plain;
+        else this.fenError = plain;
+      }
       if (!keepBoard && !move) this.info = null;
       this.redraw();
       return false;
@@ -335,9 +445,11 @@ export class AnalysisCtrl {
     } else if (keepBoard) {
       this.undoStack = [];
       this.lastMove = null;
-      this.moveNumber = 1;
+      this.moveNumber = moveNumber;
     }
     this.error = null;
+    this.fenError = null;
+    if (!move) this.gameError = null;
     this.info = data;
     this.fen = data.fen;
     this.position = parseFen(data.fen);
@@ -381,7 +493,10 @@ export class AnalysisCtrl {
       return false;
     }
     if (!ok) this.error = data && data.message ? data.message : 'The engine refused.';
-    else this.best = { ...data, moveNumber: this.moveNumber };
+    else {
+      this.error = null;
+      this.best = { ...data, moveNumber: this.moveNumber };
+    }
     this.redraw();
     return ok;
   }
@@ -432,13 +547,26 @@ function renderPanel(ctrl) {
   const info = ctrl.valid ? ctrl.info : null;
   let status;
   if (ctrl.loading) status = 'Checking the position…';
-  else if (!info) status = ctrl.error ? 'This position cannot be analysed.' : '';
+  else if (!info) status = ctrl.fenError ? `This position cannot be analysed. ${ctrl.fenError}` : '';
   else if (info.over) status = `${info.reason[0].toUpperCase()}${info.reason.slice(1)}: ${colorName(info.winner)} wins.`;
   else status = `${ctrl.moveNumber > 1 ? `Move ${ctrl.moveNumber} · ` : ''}${colorName(info.turn)} to move · ${info.legal.length} legal move${info.legal.length === 1 ? '' : 's'}${info.legal[0].includes('x') ? ' (a capture is compulsory)' : ''}`;
   text(byId('analysis-status'), status);
   const error = byId('analysis-error');
   text(error, ctrl.error || '');
   error.hidden = !ctrl.error;
+  // Errors about positions sit next to the box they came from.
+  for (const [box, field, message] of [
+    ['fen-error', 'fen-input', ctrl.fenError],
+    ['game-source-error', 'game-source', ctrl.gameError],
+  ]) {
+    const node = byId(box);
+    text(node, message || '');
+    node.hidden = !message;
+    byId(field).setAttribute('aria-invalid', message ? 'true' : 'false');
+  }
+  const loadGame = byId('game-load');
+  loadGame.disabled = ctrl.gameLoading;
+  text(loadGame, ctrl.gameLoading ? 'Loading…' : 'Load');
 
   byId('mode-play').checked = ctrl.mode === 'play';
   byId('mode-edit').checked = ctrl.mode === 'edit';
@@ -579,12 +707,32 @@ function boot() {
     setTimeout(() => text(copy, 'Copy'), 2000);
   });
 
-  redraw();
-  ctrl.show(config.fen).then(() => {
-    if (config.error) {
-      ctrl.error = config.error; // why the page's ?fen= was not used
+  const gameSource = byId('game-source');
+  byId('game-source-form').addEventListener('submit', (e) => {
+    e.preventDefault(); // found: the board shows it here; not found: the position stays
+    ctrl.loadGame(gameSource.value);
+  });
+  gameSource.addEventListener('input', () => {
+    if (ctrl.gameError) {
+      ctrl.gameError = null;
       redraw();
     }
+  });
+
+  redraw();
+  const params = new URLSearchParams(window.location.search); // before show() rewrites the address
+  ctrl.show(config.fen).then(() => {
+    if (!config.error) return;
+    // Why the page's ?fen= or ?game= was not used: shown next to its box, with the text to fix.
+    if (params.get('game') && !params.get('fen')) {
+      gameSource.value = params.get('game');
+      const id = gameIdFrom(params.get('game'));
+      ctrl.gameError = id ? `No game “${id}” was found. Check the link for a typo.` : config.error;
+    } else {
+      ctrl.fenError = plainFenError(config.error);
+      if (params.get('fen')) fenInput.value = params.get('fen');
+    }
+    redraw();
   });
   window.analysis = { ctrl, board };
 }

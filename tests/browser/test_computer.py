@@ -65,6 +65,7 @@ def test_computer_replies_to_moves_played_on_the_board(server, new_context):
     for move in moves:
         replay = replay.play(replay.parse_move(move))
     assert len(moves) == 6
+    game_url = page.url
     link = page.locator("#analyse-link")
     # Fair play: no engine for a player during their own game, not even on reload.
     expect(link).to_be_hidden()
@@ -87,6 +88,14 @@ def test_computer_replies_to_moves_played_on_the_board(server, new_context):
     expect(analysis.locator("body")).to_have_attribute("data-fen", replay.fen())
     expect(analysis.locator("#analysis-status")).to_contain_text("Move 4 · Black to move")
 
+    # The game's link in the "Load" box sets up its current position there, in place.
+    analysis.locator("#reset").click()
+    expect(analysis.locator("body")).not_to_have_attribute("data-fen", replay.fen())
+    analysis.fill("#game-source", game_url)
+    analysis.click("#game-load")
+    expect(analysis.locator("body")).to_have_attribute("data-fen", replay.fen())
+    expect(analysis.locator("#game-source-error")).to_be_hidden()
+
 
 def test_analysis_board_sets_up_positions_and_shows_the_engine_line(server, new_context):
     page = new_context().new_page()
@@ -101,11 +110,14 @@ def test_analysis_board_sets_up_positions_and_shows_the_engine_line(server, new_
     page.locator("#sq-30").click()
     page.locator(".tool-row label", has_text="Black man").click()
     page.locator("#sq-29").click()
-    expect(page.locator("#analysis-error")).to_have_text("black man on its crowning row: 29")
+    crowned = "A black man cannot stand on square 29: black men are crowned on that row. Make it a king or move it."
+    expect(page.locator("#fen-error")).to_have_text(crowned)  # in plain words, next to the FEN box
+    expect(page.locator("#analysis-status")).to_have_text(f"This position cannot be analysed. {crowned}")
+    expect(page.locator("#analysis-error")).to_be_hidden()
     expect(page.locator("#analyse")).to_be_disabled()
     page.locator("#sq-29").click()  # the same piece again: removed
     page.locator("#sq-1").click()
-    expect(page.locator("#analysis-error")).to_be_hidden()
+    expect(page.locator("#fen-error")).to_be_hidden()
     expect(page.locator("body")).to_have_attribute("data-fen", "B:W30:B1")
     page.check("#turn-white")
     expect(page.locator("body")).to_have_attribute("data-fen", "W:W30:B1")
@@ -113,7 +125,19 @@ def test_analysis_board_sets_up_positions_and_shows_the_engine_line(server, new_
     # A pasted FEN that RULES.md forbids is refused with the reason; the board stays.
     page.fill("#fen-input", "B:W5:B5")
     page.click("#fen-load")
-    expect(page.locator("#analysis-error")).to_have_text("square held by both sides: 5")
+    expect(page.locator("#fen-error")).to_have_text("Square 5 is given to both Black and White.")
+    expect(page.locator("body")).to_have_attribute("data-fen", "W:W30:B1")
+    expect(page.locator("#analysis-status")).to_contain_text("White to move")
+
+    # A typo in the "Load" box (a game link or id): the reason next to the box, the board stays.
+    page.fill("#game-source", server.url + "/g/nosuchgame/")
+    page.click("#game-load")
+    expect(page.locator("#game-source-error")).to_have_text("No game “nosuchgame” was found. Check the link for a typo.")
+    expect(page.locator("body")).to_have_attribute("data-fen", "W:W30:B1")
+    expect(page).to_have_url(re.compile(r"/analysis\?fen=W%3AW30%3AB1$"))
+    page.fill("#game-source", "B:W1:B5")  # a FEN there is read as one
+    page.press("#game-source", "Enter")
+    expect(page.locator("#game-source-error")).to_contain_text("A white man cannot stand on square 1")
     expect(page.locator("body")).to_have_attribute("data-fen", "W:W30:B1")
 
     # A shot: the engine finds the forced win and shows its line as notation.
