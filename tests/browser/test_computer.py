@@ -48,6 +48,14 @@ def click_route(page: Page, move: str) -> None:
         page.locator(f"#sq-{square}").click()
 
 
+def test_play_as_choices_read_the_same_for_a_friend_and_the_computer(server, new_context):
+    page = new_context().new_page()
+    page.goto(server.url + "/")
+    friend = page.locator("#id_color label").all_inner_texts()
+    computer = page.locator("#computer-form .side-choice label").all_inner_texts()
+    assert [t.strip() for t in friend] == [t.strip() for t in computer] == ["Random", "Black (moves first)", "White"]
+
+
 def test_computer_replies_to_moves_played_on_the_board(server, new_context):
     page = new_context().new_page()
     start_computer_game(page, server.url, "Beginner", "Black")
