@@ -88,8 +88,8 @@ def start_game(new_context, server, control: str, custom: tuple[int, int] | None
     page = alice.page
     page.goto(server.url + "/")
     page.get_by_label("Your name").fill("alice")
-    page.locator("label", has_text="Black (moves first)").click()
-    page.get_by_label("Time control").select_option(control)
+    page.locator("#id_color label", has_text="Black (moves first)").click()
+    page.locator("#id_time_control").select_option(control)
     if custom:
         page.get_by_label("Minutes").fill(str(custom[0]))
         page.get_by_label("Increment (s)").fill(str(custom[1]))
@@ -262,11 +262,11 @@ def test_custom_time_inputs_show_only_for_custom(server, new_context, browser):
     page.goto(server.url + "/")
     custom = page.locator("#custom-time")
     expect(custom).to_be_hidden()
-    page.get_by_label("Time control").select_option("custom")
+    page.locator("#id_time_control").select_option("custom")
     expect(custom).to_be_visible()
     expect(page.get_by_label("Minutes")).to_be_focused()
     shot(page, "home-custom")
-    page.get_by_label("Time control").select_option("5+0")
+    page.locator("#id_time_control").select_option("5+0")
     expect(custom).to_be_hidden()
     # The live list shows a game's time control when /games/live gives one (it does not yet).
     item = page.evaluate("""async () => {

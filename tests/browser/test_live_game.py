@@ -128,8 +128,8 @@ def start_game(new_context, server, spectators=("carol",)) -> Table:
     alice.page.goto(server.url + "/")
     alice.page.get_by_label("Your name").fill("alice")
     # The radio button is drawn by its label (which covers it): click the label, as people do.
-    alice.page.locator("label", has_text="Black (moves first)").click()
-    expect(alice.page.get_by_label("Black (moves first)")).to_be_checked()
+    alice.page.locator("#id_color label", has_text="Black (moves first)").click()
+    expect(alice.page.locator("#id_color_1")).to_be_checked()
     alice.page.locator("#create-game").click()
     expect(alice.page).to_have_url(re.compile(r"/g/[^/]+/$"))
     expect(alice.page.locator("body")).to_have_attribute("data-status", "waiting")
