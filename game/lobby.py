@@ -362,7 +362,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json(error("matchmaking_unavailable", UNAVAILABLE_MESSAGE))
 
     async def tick(self) -> None:
-        """Every heartbeat: refresh this socket's seek; now and then, ask for fresh pool counts."""
+        """Every heartbeat: refresh this socket's seek; now and then, send this socket fresh pool counts."""
         next_counts = time.monotonic() + COUNT_REFRESH_S
         while True:
             await asyncio.sleep(heartbeat_s())
@@ -371,9 +371,10 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             except Exception:  # noqa: BLE001 - the heartbeat must go on
                 log.exception("lobby: heartbeat failed")
             if time.monotonic() >= next_counts:
+                # This socket's own refresh (counts that expired seeks changed without any
+                # event); pushing to every lobby socket here would cost O(sockets²).
                 next_counts = time.monotonic() + COUNT_REFRESH_S
-                for pool in POOLS:
-                    request_count_push(pool)
+                await self.send_counts()
 
     async def heartbeat(self) -> None:
         """Refresh the seek; seek again if it expired unpaired; settle the pool if others wait too."""
