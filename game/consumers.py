@@ -153,6 +153,22 @@ def rate_limits(spec: str) -> list[limits.RateLimitItem]:
     return limits.parse_many(spec)
 
 
+#: Seconds between two ``audience`` notices of one game from one process.
+AUDIENCE_EVERY_S = 1.0
+_audience_pending: dict[str, asyncio.Task] = {}
+
+
+async def _announce_later(layer, game_id: str, group: str) -> None:
+    try:
+        await asyncio.sleep(AUDIENCE_EVERY_S)
+        del _audience_pending[game_id]  # a change from now on schedules the next notice
+        audience = await presence.audience(game_id)
+        await layer.group_send(group, encoded({"type": "audience", **audience}))
+    except Exception as exc:  # noqa: BLE001 - a notice is a convenience; never fatal
+        _audience_pending.pop(game_id, None)
+        log.warning("could not announce the audience of %s: %s", game_id, exc)
+
+
 class GameConsumer(AsyncJsonWebsocketConsumer):
     """Websocket consumer for one viewer (player or spectator) of one game."""
 
@@ -166,6 +182,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         try:
             snapshot = await in_db_thread(services.snapshot)(self.game_id, self.player_id)
         except services.ActionError:
+            # Accepted first: a handshake refused before accept reaches the page as a plain
+            # failure (HTTP 403), and the page would keep reconnecting instead of giving up.
+            await self.accept()
             await self.close(code=CLOSE_NO_SUCH_GAME)
             return
         self.role = snapshot["you"] or "S"
@@ -175,7 +194,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         await self.send_state(snapshot)
-        await self.announce(await presence.enter(self.game_id, self.channel_name, self.role))
+        await presence.enter(self.game_id, self.channel_name, self.role)
+        self.announce()
         if self.computer:
             computer_play.wake(self.game_id)  # resumes the computer's turn after a restart or reconnect
 
@@ -194,11 +214,17 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             self.timer.cancel()
         if hasattr(self, "role"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
-            await self.announce(await presence.leave(self.game_id, self.channel_name, self.role))
+            await presence.leave(self.game_id, self.channel_name, self.role)
+            self.announce()
 
-    async def announce(self, audience: dict) -> None:
-        """Tell every socket of the game who is watching: ``{"type": "audience", ...}`` (unversioned)."""
-        await self.channel_layer.group_send(self.group, encoded({"type": "audience", **audience}))
+    def announce(self) -> None:
+        """Soon tell every socket of the game who is watching (``{"type": "audience", ...}``,
+        unversioned): at most one notice per game and process every :data:`AUDIENCE_EVERY_S`
+        seconds, however many sockets come and go, so a crowd joining costs O(sockets), not
+        O(sockets²)."""
+        if self.game_id not in _audience_pending:
+            _audience_pending[self.game_id] = asyncio.get_running_loop().create_task(
+                _announce_later(self.channel_layer, self.game_id, self.group))
 
     async def receive(self, text_data=None, bytes_data=None, **kwargs):
         if not await self.within_rate_limit():
@@ -282,12 +308,16 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         (``text``), with the clock and status of its state (``follow``); a
         plain ``event`` dict is also accepted.
         """
-        if "text" in message:
-            await self.send(text_data=message["text"])
-            if message.get("follow") is not None:
-                self.follow_clock(message["follow"])
-        else:
-            await self.send_state(message["event"])
+        try:
+            if "text" in message:
+                await self.send(text_data=message["text"])
+                if message.get("follow") is not None:
+                    self.follow_clock(message["follow"])
+            else:
+                await self.send_state(message["event"])
+        except Exception as exc:  # noqa: BLE001 - the browser went away mid-send
+            # Its disconnect still runs (group and presence cleanup); crashing here would skip it.
+            log.debug("could not forward an event to a closing socket: %s", exc)
 
     async def send_state(self, event: dict) -> None:
         """Send ``event`` and follow the clock of the state it carries, if any."""

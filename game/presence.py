@@ -91,6 +91,16 @@ async def enter(game_id: str, channel_name: str, role: str) -> dict:
     return _counts(members)
 
 
+async def audience(game_id: str) -> dict:
+    """The game's audience now, as :func:`enter` returns it (read only)."""
+    try:
+        members = await _client().zrangebyscore(_key(game_id), time.time(), "+inf")
+    except (redis.RedisError, OSError) as exc:
+        log.warning("presence unavailable: %s", exc)
+        return EMPTY
+    return _counts(members)
+
+
 async def leave(game_id: str, channel_name: str, role: str) -> dict:
     """Remove one socket; return the game's audience as :func:`enter` does."""
     try:

@@ -10,7 +10,7 @@ from django.db import connection
 
 from game import services
 from game.models import Game
-from tests.web.conftest import hears_nothing, recv
+from tests.web.conftest import hears_nothing, make_browser, recv
 from tests.web.test_game_consumer import expect_refusal, start_game, stored
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -185,18 +185,23 @@ async def test_rematch_declined_clears_proposal(alice, bob, carol):
 
 
 @pytest.mark.asyncio
-async def test_spectators_are_counted_live(alice, bob, carol):
+async def test_spectators_are_counted_live(alice, bob, carol, data_dir):
     game_id = await start_game(alice, bob)
     a, _ = await alice.connect(game_id)
-    audience = await a.receive_json_from(timeout=5)
-    assert audience == {"type": "audience", "spectators": 0, "online": {"B": True, "W": False}}
+    assert await a.receive_json_from(timeout=5) == \
+        {"type": "audience", "spectators": 0, "online": {"B": True, "W": False}}
+    b, _ = await bob.connect(game_id)
     c, _ = await carol.connect(game_id)
-    audience = await a.receive_json_from(timeout=5)
-    assert audience == {"type": "audience", "spectators": 1, "online": {"B": True, "W": False}}
+    d, _ = await make_browser("dave").connect(game_id)
+    # Three sockets joined within a second: one notice with them all, not three.
+    notice = await a.receive_json_from(timeout=5)
+    assert notice == {"type": "audience", "spectators": 2, "online": {"B": True, "W": True}}
+    assert await a.receive_nothing(timeout=1.5)
     await c.disconnect()
-    audience = await a.receive_json_from(timeout=5)
-    assert audience["spectators"] == 0
-    await a.disconnect()
+    await d.disconnect()
+    assert (await a.receive_json_from(timeout=5))["spectators"] == 0
+    for comm in (a, b):
+        await comm.disconnect()
 
 
 def race(*calls):
