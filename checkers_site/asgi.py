@@ -1,7 +1,7 @@
 """ASGI entry point: HTTP goes to Django, websockets to the game consumers.
 
-Websockets pass through ``AllowedHostsOriginValidator`` (foreign origins are
-refused) and the session middleware (a seat belongs to a session).
+Websockets pass through ``SameOriginValidator`` (only the site's own origin,
+scheme, host and port, may open a socket) and the session middleware (a seat belongs to a session).
 """
 
 import os
@@ -13,14 +13,14 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from checkers_site.origins import SameOriginValidator  # noqa: E402
 from game.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(
+        "websocket": SameOriginValidator(
             AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
         ),
     }

@@ -481,6 +481,8 @@ def claim(game_id: str, player_id: str | None, draw: bool) -> Outcome:
         turn = game.fen[0]
         if turn == seat:
             raise ActionError("not_claimable", "It is your turn; only the player to move can be claimed against.")
+        if (game.black_player if turn == "B" else game.white_player).startswith("bot:"):
+            raise ActionError("not_claimable", "The computer does not leave; it is thinking.")
         since = (game.turn_started_at or game.updated_at).timestamp()
         try:
             away = presence.offline_s(game.id, turn, since)

@@ -226,3 +226,14 @@ def test_correspondence_games_are_not_claimable():
     with pytest.raises(services.ActionError) as exc:
         services.claim(game.id, BOB, draw=True)
     assert exc.value.code == "not_claimable"
+
+
+def test_claim_against_the_computer_is_refused():
+    from game import computer
+
+    game = services.start_game(black=(computer.player_id(5), "Computer"), white=(BOB, "bob"),
+                               time_control="5+0")
+    with override_settings(CLAIM_AFTER_LIVE_S=0):
+        with pytest.raises(services.ActionError) as exc:
+            services.claim(game.id, BOB, draw=False)
+    assert exc.value.code == "not_claimable"

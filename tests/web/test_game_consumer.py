@@ -271,3 +271,21 @@ async def test_flood_is_rate_limited_then_recovers(alice, bob):
     await a.send_json_to({"type": "move", "move": "11-15", "v": snap["v"]})
     assert (await recv(a))["move"] == "11-15"
     await a.disconnect()
+
+
+@pytest.mark.parametrize("origin", [
+    "http://127.0.0.1:9999",      # another port of the same host: another site
+    "https://127.0.0.1",
+    "http://localhost:8000",      # an allowed host, but not this request's
+    "null",
+    "",
+])
+async def test_other_origins_than_the_sites_own_are_refused(alice, bob, origin):
+    game_id = await start_game(alice, bob)
+    headers = [h for h in alice.headers() if h[0] != b"origin"]
+    if origin:
+        headers.append((b"origin", origin.encode()))
+    comm = WebsocketCommunicator(application, f"/ws/game/{game_id}/", headers=headers)
+    connected, _ = await comm.connect(timeout=5)
+    assert not connected
+    await comm.disconnect()

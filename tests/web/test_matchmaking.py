@@ -223,7 +223,7 @@ class RemoteLobby:
 
     async def open(self) -> RemoteLobby:
         self.ws = await ws_connect(
-            f"ws://127.0.0.1:{self.port}/ws/lobby/", origin=ORIGIN, open_timeout=20,
+            f"ws://127.0.0.1:{self.port}/ws/lobby/", origin=f"http://127.0.0.1:{self.port}", open_timeout=20,
             additional_headers={"Cookie": f"{django_settings.SESSION_COOKIE_NAME}={self.browser.cookie}"},
         )
         first = json.loads(await asyncio.wait_for(self.ws.recv(), 20))
