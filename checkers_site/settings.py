@@ -37,10 +37,20 @@ VAR_DIR = BASE_DIR / "var"
 env = environ.Env()
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
-SECRET_KEY = env(
-    "DJANGO_SECRET_KEY",
-    default="development-only-key-never-used-in-production" if DEBUG else environ.Env.NOTSET,
-)
+def _development_key() -> str:
+    """A random key made once per checkout (``var/development-secret-key``): development sessions
+    are signed cookies, so a key known to all would let anyone forge one."""
+    import secrets
+
+    path = VAR_DIR / "development-secret-key"
+    if not path.exists():
+        VAR_DIR.mkdir(exist_ok=True)
+        path.write_text(secrets.token_urlsafe(50))
+    return path.read_text().strip()
+
+
+SECRET_KEY = env("DJANGO_SECRET_KEY", default=None) or (
+    _development_key() if DEBUG else env("DJANGO_SECRET_KEY"))
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 

@@ -147,7 +147,7 @@ async def analysis_search(request):
     """JSON: the engine's analysis of ``{"fen", "time_ms"}`` (see the module docstring)."""
     try:
         body = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return _error("bad_request", "The request body must be a JSON object.")
     if not isinstance(body, dict):
         return _error("bad_request", "The request body must be a JSON object.")

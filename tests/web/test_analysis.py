@@ -146,3 +146,9 @@ def test_analysis_search_open_to_a_player_against_the_computer():
     player.get("/")
     services.start_game(black=(player.session["player_id"], "alice"), white=(computer.player_id(1), "Computer"))
     assert search(player, {"fen": "B:W18,27:B14,K22", "time_ms": 50}).status_code == 200
+
+
+def test_analysis_search_deeply_nested_json_refused_not_crashed():
+    response = search(Client(), b"[" * 100_000 + b"]" * 100_000)
+    assert response.status_code == 400
+    assert response.json()["error"] == "bad_request"
