@@ -251,3 +251,47 @@ def test_killed_daphne_and_restarted_redis_lose_no_move(site):
         await fresh.close()
 
     asyncio.run(scenario())
+
+
+def silent_spectator(port: int, game_id: str) -> "socket.socket":
+    """A spectator that opens the game socket and then never reads a byte."""
+    import base64
+    import os
+    import socket
+
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    key = base64.b64encode(os.urandom(16)).decode()
+    sock.sendall((f"GET /ws/game/{game_id}/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                  f"Origin: http://127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                  f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+    return sock
+
+
+def test_silent_spectators_never_delay_the_players(site):
+    """Twenty spectators that never read their socket: the players' game runs to the end as usual."""
+    async def scenario():
+        moves = recorded_moves()
+        game_id, cookies = await seat_players(site["nginx"].port)
+        silent = [silent_spectator(site["daphnes"][0].port, game_id) for _ in range(20)]
+        a = Viewer(site["daphnes"][0].port, game_id, cookies[0])
+        b = Viewer(site["daphnes"][0].port, game_id, cookies[1])
+        await a.start()
+        await b.start()
+        try:
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            for ply, move in enumerate(moves, start=1):
+                await play(a if ply % 2 else b, [a, b], move, ply)
+            elapsed = loop.time() - started
+            assert a.moves == b.moves == moves
+            assert a.events == b.events == list(range(1, len(moves) + 1))
+            assert a.reconnects == b.reconnects == 0
+            assert elapsed < 60, f"{len(moves)} moves took {elapsed:.1f} s"
+        finally:
+            for viewer in (a, b):
+                await viewer.close()
+            for sock in silent:
+                sock.close()
+
+    asyncio.run(scenario())
