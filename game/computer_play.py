@@ -46,6 +46,8 @@ from game.models import Game
 
 log = logging.getLogger(__name__)
 
+#: Seconds before the computer tries again when every engine worker was busy.
+BUSY_RETRY_S = 1.0
 #: The computer accepts a draw when its score is at most this (hundredths of a man: it stands worse) ...
 DRAW_ACCEPT_BELOW = -40
 #: ... or when at most this many pieces are left and the score is within DRAW_LEVEL of even.
@@ -173,7 +175,10 @@ async def _work(game_id: str) -> None:
             refused = 0
             await publish(game_id, events)
     except EngineBusy:
-        log.warning("computer in %s: the engine is busy; the next message or reconnect retries", game_id)
+        # Every worker is taken (analysis requests, other games): try again shortly, whether or
+        # not anyone sends a message meanwhile.
+        log.warning("computer in %s: the engine is busy; retrying in %s s", game_id, BUSY_RETRY_S)
+        asyncio.get_running_loop().call_later(BUSY_RETRY_S, wake, game_id)
     except Exception:
         log.exception("computer in %s failed", game_id)
     finally:
