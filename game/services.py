@@ -378,8 +378,8 @@ def offer_draw(game_id: str, player_id: str | None) -> Outcome:
         allowed_at = game.black_draw_ply if seat == "B" else game.white_draw_ply
         if game.ply < allowed_at:
             moves = -(-(allowed_at - game.ply) // 2)
-            raise ActionError("too_soon", f"Your last offer was declined; you may offer again in "
-                                          f"{moves} move{'s' if moves != 1 else ''}.")
+            raise ActionError("too_soon", f"Your last offer was declined; you can offer a draw again "
+                                          f"after {moves} more move{'s' if moves != 1 else ''} of yours.")
         return "draw_offered", {"draw_offer": seat}
 
     return _act(game_id, player_id, decide)
