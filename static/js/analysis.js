@@ -6,6 +6,7 @@
 import { BoardView } from './view/board.js';
 import { BLACK, WHITE, colorName, opposite, parseFen, jumpedSquare } from './fen.js';
 import { matching, movePath, moveText } from './notation.js';
+import { loadFlag, saveFlag } from './storage.js';
 
 const NUMBERS_KEY = 'checkers.showNumbers';
 const SVG_NS = 'http://www.w3.org/2000/svg';
@@ -96,22 +97,6 @@ export function gameIdFrom(text) {
 function moveNumberFrom(value) {
   const n = Number(value);
   return Number.isInteger(n) && n >= 1 && n < 10000 ? n : null;
-}
-
-function loadFlag(key) {
-  try {
-    return window.localStorage.getItem(key) === '1';
-  } catch (err) {
-    return false;
-  }
-}
-
-function saveFlag(key, value) {
-  try {
-    window.localStorage.setItem(key, value ? '1' : '0');
-  } catch (err) {
-    /* private mode */
-  }
 }
 
 export class AnalysisCtrl {

@@ -7,6 +7,7 @@
 import { parseFen, opposite, colorName, BLACK, WHITE } from './fen.js';
 import { matching, movePath, isCapture } from './notation.js';
 import { clockNow, atZero } from './clock.js';
+import { loadFlag, saveFlag } from './storage.js';
 
 const FLASH_MS = 4000;
 const SYNC_RETRY_MS = 5000;
@@ -34,22 +35,6 @@ export const ACTIONS = [
   'claim_win',
   'claim_draw',
 ];
-
-function loadFlag(key) {
-  try {
-    return window.localStorage.getItem(key) === '1';
-  } catch (err) {
-    return false;
-  }
-}
-
-function saveFlag(key, value) {
-  try {
-    window.localStorage.setItem(key, value ? '1' : '0');
-  } catch (err) {
-    /* private mode: keep it for this page only */
-  }
-}
 
 export class Ctrl {
   /**
