@@ -19,7 +19,9 @@ What it does, in one process of plain asyncio (no uvloop), bounded in time:
    new-game form (CSRF token and cookie, colour Black), the opponent GETs the game page and POSTs
    its join form, and each spectator GETs the game page (which gives it its session).  Redirects
    are not followed (the page after them is not needed).  The requests go round-robin to the
-   Daphne processes, 8 at a time.
+   Daphne processes, ``--http-workers`` (4) at a time: each request of Django's under ASGI runs
+   in a thread of its own whose persistent database connection lingers until garbage
+   collection, and 8 at a time left over 70 idle PostgreSQL connections behind two processes.
 3. Opens every socket (players and ``--spectators`` spectators per game, round-robin over the
    Daphne processes: the client plays the load balancer, so a game's sockets sit on different
    processes as behind nginx) at most ``--connect-concurrency`` at a time, and times how long
@@ -83,7 +85,6 @@ REFUSALS = {"stale", "bad_version", "not_your_turn", "illegal_move", "malformed_
             "ambiguous_move", "game_over", "not_started"}
 #: Refusals of the rematch handshake that both players start together: expected, not errors.
 REMATCH_RACES = {"offer_pending", "rematch_started", "no_offer", "not_over"}
-HTTP_WORKERS = 8
 SETUP_LIMIT_S = 900
 CONNECT_LIMIT_S = 180
 
@@ -676,7 +677,7 @@ async def site_phase(args, stack: ExitStack, tmp: Path) -> dict:
         ports, server_pids, extra = await asyncio.to_thread(start_site, args, stack, tmp)
     bases = [f"http://127.0.0.1:{p}" for p in ports]
     t0 = time.perf_counter()
-    with ThreadPoolExecutor(HTTP_WORKERS) as pool:
+    with ThreadPoolExecutor(args.http_workers) as pool:
         loop = asyncio.get_running_loop()
         futures = [loop.run_in_executor(pool, make_game, bases, i, args.spectators, args.time_control)
                    for i in range(args.games)]
@@ -770,6 +771,8 @@ def main() -> None:
     parser.add_argument("--server-env", nargs="*", default=[], help="more KEY=VALUE for the server")
     parser.add_argument("--backlog", type=int, default=1024, help="Daphne's listen backlog")
     parser.add_argument("--connect-concurrency", type=int, default=500)
+    parser.add_argument("--http-workers", type=int, default=4,
+                        help="page requests at once while creating the games")
     parser.add_argument("--ping", type=float, default=20.0,
                         help="seconds between a socket's pings, as the page sends them (0: none)")
     parser.add_argument("--no-relay", dest="relay", action="store_false")

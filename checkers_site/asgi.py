@@ -2,6 +2,8 @@
 
 Websockets pass through ``SameOriginValidator`` (only the site's own origin,
 scheme, host and port, may open a socket) and the session middleware (a seat belongs to a session).
+Not channels' auth middleware: no socket reads ``scope["user"]``, and resolving it cost every
+connect a hop to channels' single sync thread (docs/performance.md, "Live load").
 """
 
 import os
@@ -11,7 +13,7 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "checkers_site.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.sessions import SessionMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from checkers_site.origins import SameOriginValidator  # noqa: E402
@@ -21,7 +23,7 @@ application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         "websocket": SameOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+            SessionMiddlewareStack(URLRouter(websocket_urlpatterns))
         ),
     }
 )
