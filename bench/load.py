@@ -37,7 +37,8 @@ What it does, in one process of plain asyncio (no uvloop), bounded in time:
    each spectator's receipt of that ``move`` event (send times within the window), errors by
    code, refused moves, and the CPU seconds and resident memory of the Daphne processes (psutil),
    of the Redis server, of every ``postgres`` process on the machine (shared with anything else
-   using it) and of this client.
+   using it) and of this client, and how long their threads waited, runnable, for a CPU
+   (``runqueue_wait_pct``, from ``/proc/*/schedstat``: what other load on the machine took).
 5. Does the same against a bare relay written with ``websockets`` (``--relay``, default on):
    one process that forwards each message to the other sockets of the same game path, with no
    validation and no storage.  The relay's clients play the moves of a pre-computed legal game
@@ -147,6 +148,21 @@ class Meter:
                 times = proc.cpu_times()
                 out[proc.pid] = times.user + times.system
             except psutil.Error:
+                pass
+        return out
+
+    def runqueue(self) -> dict[int, float]:
+        """Seconds each process's threads have waited, runnable, for a CPU (``/proc/*/schedstat``):
+        time lost to other processes on a busy machine."""
+        out = {}
+        for proc in self._procs():
+            try:
+                total = 0
+                for task in os.listdir(f"/proc/{proc.pid}/task"):
+                    with open(f"/proc/{proc.pid}/task/{task}/schedstat") as handle:
+                        total += int(handle.read().split()[1])
+                out[proc.pid] = total / 1e9
+            except OSError:
                 pass
         return out
 
@@ -517,11 +533,13 @@ async def play_run(args, run: Run, games: list[dict], meters: dict) -> dict:
     run.stats.window = (start, start + args.duration)
     await asyncio.sleep(args.warmup)
     cpu0 = {name: meter.cpu() for name, meter in meters.items()}
+    wait0 = {name: meter.runqueue() for name, meter in meters.items()}
     wall0 = time.perf_counter()
     profilers = start_profilers(args, meters["server"], run.relay)
     await asyncio.sleep(args.duration)
     wall = time.perf_counter() - wall0
     cpu = {name: Meter.delta(cpu0[name], meter.cpu()) for name, meter in meters.items()}
+    waited = {name: Meter.delta(wait0[name], meter.runqueue()) for name, meter in meters.items()}
     rss_end = meters["server"].rss_mb()
     for proc in profilers:
         await asyncio.to_thread(proc.wait, 60)
@@ -549,6 +567,7 @@ async def play_run(args, run: Run, games: list[dict], meters: dict) -> dict:
         "audience_frames": st.audience,
         "pongs": st.pongs,
         "cpu_pct": {name: round(100 * c / wall, 1) for name, c in cpu.items()},
+        "runqueue_wait_pct": {name: round(100 * w / wall, 1) for name, w in waited.items()},
         "cpu_ms_per_move": {name: round(1000 * c / st.accepted, 2) if st.accepted else None
                             for name, c in cpu.items()},
         "server_rss_mb": {"idle": rss_idle, "connected": rss_connected, "end": rss_end,
