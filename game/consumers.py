@@ -194,7 +194,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         await self.send_state(snapshot)
-        await presence.enter(self.game_id, self.channel_name, self.role)
+        await presence.refresh(self.game_id, self.channel_name, self.role)
         self.announce()
         if self.computer:
             computer_play.wake(self.game_id)  # resumes the computer's turn after a restart or reconnect
@@ -266,7 +266,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     async def handle(self, message):
         """Carry out one parsed client message."""
         if isinstance(message, Ping):
-            await presence.enter(self.game_id, self.channel_name, self.role)
+            await presence.refresh(self.game_id, self.channel_name, self.role)
             await self.send_json({"type": "pong"})
         elif isinstance(message, Sync):
             await self.send_snapshot()

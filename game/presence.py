@@ -91,6 +91,24 @@ async def enter(game_id: str, channel_name: str, role: str) -> dict:
     return _counts(members)
 
 
+async def refresh(game_id: str, channel_name: str, role: str) -> None:
+    """Add or refresh one socket, as :func:`enter` does, without reading the audience back:
+    one round trip with no transaction, for sockets connecting and pinging (every 20 s each).
+    Logs when Redis fails."""
+    now = time.time()
+    try:
+        pipe = _client().pipeline(transaction=False)
+        pipe.zadd(_key(game_id), {f"{role}:{channel_name}": now + VIEWER_TTL_S})
+        pipe.zremrangebyscore(_key(game_id), "-inf", now)
+        pipe.expire(_key(game_id), VIEWER_TTL_S * 2)
+        if role in ("B", "W"):
+            pipe.hset(_seen_key(game_id), role, now)
+            pipe.expire(_seen_key(game_id), 30 * 86400)
+        await pipe.execute()
+    except (redis.RedisError, OSError) as exc:
+        log.warning("presence unavailable: %s", exc)
+
+
 async def audience(game_id: str) -> dict:
     """The game's audience now, as :func:`enter` returns it (read only)."""
     try:
