@@ -153,6 +153,9 @@ def rate_limits(spec: str) -> list[limits.RateLimitItem]:
     return limits.parse_many(spec)
 
 
+#: Tasks running on their own (kept referenced until they finish).
+_background: set[asyncio.Task] = set()
+
 #: Seconds between two ``audience`` notices of one game from one process.
 AUDIENCE_EVERY_S = 1.0
 _audience_pending: dict[str, asyncio.Task] = {}
@@ -266,7 +269,11 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     async def handle(self, message):
         """Carry out one parsed client message."""
         if isinstance(message, Ping):
-            await presence.refresh(self.game_id, self.channel_name, self.role)
+            # In the background: a slow Redis must not hold up this socket's next move.
+            task = asyncio.get_running_loop().create_task(
+                presence.refresh(self.game_id, self.channel_name, self.role))
+            _background.add(task)
+            task.add_done_callback(_background.discard)
             await self.send_json({"type": "pong"})
         elif isinstance(message, Sync):
             await self.send_snapshot()
