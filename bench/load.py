@@ -255,6 +255,7 @@ class Stats:
         self.errors: dict[str, int] = {}
         self.audience = 0
         self.pongs = 0
+        self.moving: set[str] = set()
         self.frames_in = 0
         self.bytes_in = 0
         self.move_bytes: list[int] = []
@@ -397,6 +398,7 @@ class Sock:
                     stats.opponent.append(now - sent)
             if self.role == mover and stats.in_window(now):
                 stats.accepted += 1
+                stats.moving.add(self.game_id)
             self.apply(message)
         elif kind in ("seats", "update"):
             self.apply(message)
@@ -557,6 +559,7 @@ async def play_run(args, run: Run, games: list[dict], meters: dict) -> dict:
         "connect_all_s": round(connect_s, 2) if connect_s is not None else None,
         "connect_p50_s": round(statistics.median(connect_times), 2) if connect_times else None,
         "moves_per_s": round(st.accepted / wall, 1),
+        "games_with_moves": len(st.moving) if not run.relay else None,
         "opponent_ms": percentiles(st.opponent),
         "spectator_ms": percentiles(st.spectator),
         "errors": sum(st.errors.values()),
