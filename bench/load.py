@@ -396,7 +396,7 @@ class Sock:
                     stats.spectator.append(now - sent)
                 else:
                     stats.opponent.append(now - sent)
-            if self.role == mover and stats.in_window(now):
+            if self.role == mover and stats.in_window(now) and message["v"] == self.v + 1:
                 stats.accepted += 1
                 stats.moving.add(self.game_id)
             self.apply(message)

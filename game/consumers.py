@@ -156,6 +156,23 @@ def rate_limits(spec: str) -> list[limits.RateLimitItem]:
 #: Tasks running on their own (kept referenced until they finish).
 _background: set[asyncio.Task] = set()
 
+#: Seconds after which events whose publish failed are published again (until one succeeds).
+REPUBLISH_AFTER_S = (0.5, 2.0, 5.0)
+
+
+async def republish(game_id: str, events: list[dict]) -> None:
+    """Publish again, a few times, ``events`` whose publish failed (the mover has them already).
+
+    Without this the game's other sockets would wait for a next event to notice the gap, and
+    the next event is the opponent's move, which waits for this one.  Events carry ``v``: a
+    socket that gets one twice ignores the second.
+    """
+    for delay in REPUBLISH_AFTER_S:
+        await asyncio.sleep(delay)
+        if await publish(game_id, events):
+            return
+
+
 #: Seconds between two ``audience`` notices of one game from one process.
 AUDIENCE_EVERY_S = 1.0
 _audience_pending: dict[str, asyncio.Task] = {}
@@ -296,6 +313,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         if not await publish(self.game_id, events):
             for event in events:
                 await self.send_state(event)
+            task = asyncio.get_running_loop().create_task(republish(self.game_id, events))
+            _background.add(task)
+            task.add_done_callback(_background.discard)
 
     async def send_snapshot(self):
         """Send this viewer a fresh snapshot of the game."""
