@@ -123,7 +123,10 @@ CHANNEL_LAYERS = {
             "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 5,
                        "max_connections": env.int("CHANNELS_MAX_CONNECTIONS", default=1000)}],
             "prefix": env("CHANNELS_PREFIX", default="asgi"),
-            "capacity": 200,
+            # Every socket of a process shares one queue in Redis (its "specific.<id>!" key), and
+            # the capacity counts that whole queue: 200 dropped events without a word once
+            # ~1,500 sockets on a process got busy, and their games stalled (docs/performance.md).
+            "capacity": env.int("CHANNELS_CAPACITY", default=20000),
             "expiry": 30,
         },
     },
