@@ -23,8 +23,6 @@ Environment variables:
 ``ENGINE_MAX_WAITING``      searches that may wait for a worker before the engine says busy (8).
 ``COMPUTER_MIN_THINK_MS``   the least time the computer takes over a move (default 400).
 ``GAME_DB_THREADS``         threads running the game sockets' database work, per process (default 8).
-``CHANNEL_LAYER``           ``core`` (default: channels-redis' lists-and-Lua layer) or ``pubsub``
-                            (Redis pub/sub, ``game/channel_layer.py``: less CPU per move).
 """
 
 from pathlib import Path
@@ -112,6 +110,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default=f"redis://127.0.0.1:{env.int('EMBEDDED_REDIS_PORT', default=6380)}/0")
 
+# The lobby's sockets talk through the channel layer; the game sockets' events go through
+# game/fanout.py (one Redis PUBLISH per event) on the same Redis and prefix.
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
@@ -131,21 +131,6 @@ CHANNEL_LAYERS = {
         },
     },
 }
-if env("CHANNEL_LAYER", default="core") == "pubsub":
-    # Redis pub/sub (CHANNEL_LAYER=pubsub): a group message is one PUBLISH, read once by each
-    # process that has members of the group: about 2 ms less CPU per move than the
-    # lists-and-Lua layer above.  Not the default: across a Redis restart the system test
-    # (tests/system) has seen a published move reach a socket neither as an event nor as a
-    # reason to resynchronise; the default layer ends the sockets and the pages resynchronise.
-    CHANNEL_LAYERS["default"] = {
-        "BACKEND": "game.channel_layer.PubSubChannelLayer",
-        "CONFIG": {
-            "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 5,
-                       "max_connections": env.int("CHANNELS_MAX_CONNECTIONS", default=1000)}],
-            "prefix": env("CHANNELS_PREFIX", default="asgi"),
-        },
-    }
-
 # Matchmaking (game/matchmaking.py, game/lobby.py): the seek pools live in Redis; a seek whose
 # server process died expires MATCHMAKING_SEEK_TTL seconds after its last refresh.
 MATCHMAKING_REDIS_URL = env("MATCHMAKING_REDIS_URL", default=REDIS_URL)

@@ -1,7 +1,8 @@
 """The game socket: a thin adapter between websocket frames and :mod:`game.services`.
 
 One socket per open game page at ``/ws/game/<id>/``.  On connect it sends a
-``snapshot``; then every committed game event of the group ``game.<id>``.
+``snapshot``; then every committed event of the game, through the process's
+:class:`game.fanout.Hub` (not the channel layer: these sockets have no channel).
 Each client frame is parsed at the edge (:mod:`game.protocol`), handed to one
 service call off the event loop, and any refusal is answered with an
 ``error`` to this socket only.
@@ -14,6 +15,7 @@ import functools
 import logging
 import threading
 import time
+import uuid
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
@@ -24,8 +26,8 @@ from channels.consumer import get_handler_name
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connections
 
-from game import computer, computer_play, presence, services
-from game.broadcast import encoded, group_name, publish
+from game import computer, computer_play, fanout, presence, services
+from game.broadcast import publish
 from game.protocol import (
     Action,
     ClockCheck,
@@ -55,8 +57,8 @@ ACTION_SERVICES = {
 
 #: Close code sent when the game in the URL does not exist.
 CLOSE_NO_SUCH_GAME = 4404
-#: Close code sent when the channel layer lost Redis and maybe events: reconnect.
-CLOSE_LAYER_LOST = 4503
+#: Close code sent when the game's events cannot be followed (Redis unreachable): reconnect.
+CLOSE_UNAVAILABLE = 4503
 #: A ``clock_check`` this many seconds before the server's own deadline is honoured (the page's
 #: countdown may run a little ahead).
 CLOCK_CHECK_LEAD_S = 1.0
@@ -178,42 +180,62 @@ AUDIENCE_EVERY_S = 1.0
 _audience_pending: dict[str, asyncio.Task] = {}
 
 
-async def _announce_later(layer, game_id: str, group: str) -> None:
+async def _announce_later(game_id: str) -> None:
     try:
         await asyncio.sleep(AUDIENCE_EVERY_S)
         del _audience_pending[game_id]  # a change from now on schedules the next notice
         audience = await presence.audience(game_id)
-        await layer.group_send(group, encoded({"type": "audience", **audience}))
+        await fanout.hub().publish(game_id, [fanout.encode({"type": "audience", **audience})])
     except Exception as exc:  # noqa: BLE001 - a notice is a convenience; never fatal
         _audience_pending.pop(game_id, None)
         log.warning("could not announce the audience of %s: %s", game_id, exc)
 
 
 class GameConsumer(AsyncJsonWebsocketConsumer):
-    """Websocket consumer for one viewer (player or spectator) of one game."""
+    """Websocket consumer for one viewer (player or spectator) of one game.
 
+    A :class:`game.fanout.Member` of its game in the process's hub from
+    before its snapshot is read until it closes; ``channel_name`` is a random
+    id naming the socket in :mod:`game.presence`.
+    """
+
+    #: No channel-layer channel: game events come through :mod:`game.fanout`.
+    channel_layer_alias = None
     limit: SocketRateLimit | None = None
+    #: Events that arrived before the snapshot was sent (None once it was).
+    held: list | None = None
+    deadline: float | None = None
+    timer: asyncio.Task | None = None
+    joined = False
+    resync_pending = False
 
     async def connect(self):
         self.game_id = self.scope["url_route"]["kwargs"]["game_id"]
+        self.channel_name = uuid.uuid4().hex
         session = self.scope.get("session")
         self.player_id = session.get("player_id") if session is not None else None
-        self.group = group_name(self.game_id)
+        self.held = []
         try:
+            # Joined first: every event committed after the snapshot is read reaches this socket.
+            await fanout.hub().join(self.game_id, self)
+            self.joined = True
             snapshot = await in_db_thread(services.snapshot)(self.game_id, self.player_id)
-        except services.ActionError:
+        except (services.ActionError, fanout.Unavailable) as exc:
             # Accepted first: a handshake refused before accept reaches the page as a plain
             # failure (HTTP 403), and the page would keep reconnecting instead of giving up.
             await self.accept()
-            await self.close(code=CLOSE_NO_SUCH_GAME)
+            await self.close(code=CLOSE_NO_SUCH_GAME if isinstance(exc, services.ActionError)
+                             else CLOSE_UNAVAILABLE)
             return
         self.role = snapshot["you"] or "S"
         self.computer = computer.has_computer(snapshot["state"])
-        self.deadline = None
-        self.timer = None
-        await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         await self.send_state(snapshot)
+        held, self.held = self.held, None
+        for text, follow in held:
+            await self.deliver(text, follow)
+        if self.resync_pending:
+            await self.send_snapshot()
         await presence.refresh(self.game_id, self.channel_name, self.role)
         self.announce()
         if self.computer:
@@ -221,8 +243,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
 
     async def dispatch(self, message):
         """Run the handler of ``message``, without the ``aclose_old_connections()`` that channels
-        runs before each one: that is a hop to its single sync thread for every frame and every
-        group message (four per move with one spectator), and this consumer touches the
+        runs before each one: that is a hop to its single sync thread for every frame, and this
+        consumer touches the
         database only through :func:`in_db_thread`, which closes stale connections itself."""
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
@@ -230,10 +252,11 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         await handler(message)
 
     async def disconnect(self, code):
-        if getattr(self, "timer", None):
+        if self.timer:
             self.timer.cancel()
+        if self.joined:
+            fanout.hub().leave(self.game_id, self)
         if hasattr(self, "role"):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
             await presence.leave(self.game_id, self.channel_name, self.role)
             self.announce()
 
@@ -244,7 +267,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         O(sockets²)."""
         if self.game_id not in _audience_pending:
             _audience_pending[self.game_id] = asyncio.get_running_loop().create_task(
-                _announce_later(self.channel_layer, self.game_id, self.group))
+                _announce_later(self.game_id))
 
     async def receive(self, text_data=None, bytes_data=None, **kwargs):
         if not await self.within_rate_limit():
@@ -323,28 +346,35 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await in_db_thread(services.snapshot)(self.game_id, self.player_id)
         )
 
-    async def layer_lost(self, message):
-        """The channel layer lost Redis and maybe events (:mod:`game.channel_layer`): close, so
-        that the page reconnects and takes a snapshot."""
-        await self.close(code=CLOSE_LAYER_LOST)
-
-    async def game_event(self, message):
-        """Group message ``game.event``: forward one event to the browser.
-
-        :func:`game.broadcast.publish` sends it encoded once for every socket
-        (``text``), with the clock and status of its state (``follow``); a
-        plain ``event`` dict is also accepted.
-        """
+    async def deliver(self, text: str, follow: dict | None) -> None:
+        """One event of the game from the hub (:meth:`game.fanout.Member.deliver`): forward it
+        to the browser, or hold it until the snapshot is sent."""
+        if self.held is not None:
+            self.held.append((text, follow))
+            return
         try:
-            if "text" in message:
-                await self.send(text_data=message["text"])
-                if message.get("follow") is not None:
-                    self.follow_clock(message["follow"])
-            else:
-                await self.send_state(message["event"])
+            await self.send(text_data=text)
         except Exception as exc:  # noqa: BLE001 - the browser went away mid-send
-            # Its disconnect still runs (group and presence cleanup); crashing here would skip it.
+            # Its disconnect still runs (hub and presence cleanup).
             log.debug("could not forward an event to a closing socket: %s", exc)
+            return
+        if follow is not None:
+            self.follow_clock(follow)
+
+    def resync(self) -> None:
+        """The hub may have missed events (:meth:`game.fanout.Member.resync`): send a snapshot."""
+        if self.held is not None:
+            self.resync_pending = True  # the snapshot on its way may have been read before
+            return
+        task = asyncio.get_running_loop().create_task(self._resync())
+        _background.add(task)
+        task.add_done_callback(_background.discard)
+
+    async def _resync(self) -> None:
+        try:
+            await self.send_snapshot()
+        except Exception as exc:  # noqa: BLE001 - the page asks again when it sees a gap
+            log.warning("could not resynchronise a socket of game %s: %s", self.game_id, exc)
 
     async def send_state(self, event: dict) -> None:
         """Send ``event`` and follow the clock of the state it carries, if any."""

@@ -1,0 +1,235 @@
+"""Game events to every socket of a game: one Redis ``PUBLISH`` per event, fanned out in memory.
+
+Each server process (each event loop, in tests) has one :class:`Hub`.  The hub
+keeps the game sockets of its process by game and holds one Redis pub/sub
+connection subscribed to the pattern ``<prefix>:game:*``; an event of game
+``g`` is published once to ``<prefix>:game:g`` and every process hands it to
+its own sockets of ``g``.  Per move that is one Redis command and one read per
+process, where channels-redis' group layer stored, popped and cleaned up a
+copy per socket (``docs/performance.md``, "Live load").
+
+Pub/sub keeps nothing: what is published while a process is not subscribed
+never reaches it.  So the hub counts its subscriptions: every confirmation of
+the subscription after the first (redis-py subscribes again by itself after a
+reconnection, or the hub does after a failure) means events may have been
+missed, and every socket of the process is told to resynchronise
+(:meth:`Member.resync`: it sends its page a fresh snapshot, read after the
+subscription is back, so nothing published before it is missing and
+everything after it arrives).  Events carry ``v``, so a page ignores one it
+already has.
+
+A socket joins its game before reading its snapshot (:meth:`Hub.join`), so an
+event committed after the snapshot was read always reaches it; the socket
+holds events back until its snapshot is sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import weakref
+from typing import Protocol
+
+import redis
+import redis.asyncio
+from django.conf import settings
+from redis.exceptions import RedisError
+
+log = logging.getLogger(__name__)
+
+#: Seconds a socket's join waits for its process's first subscription before giving up.
+JOIN_TIMEOUT_S = 5.0
+#: Seconds between attempts to subscribe again after the subscription failed.
+RETRY_S = 0.5
+#: Redis connections of one process for publishing.
+PUBLISH_MAX_CONNECTIONS = 50
+
+
+class Unavailable(Exception):
+    """Redis could not be reached: no subscription (join) or no publish."""
+
+
+class Member(Protocol):
+    """What the hub needs of a game socket."""
+
+    async def deliver(self, text: str, follow: dict | None) -> None:
+        """Send one event (``text``: its JSON) to the page; ``follow``: ``{"clock", "status"}`` of
+        the state it carries, or None."""
+
+    def resync(self) -> None:
+        """Events may have been missed: send the page a fresh snapshot soon."""
+
+
+def _prefix() -> str:
+    return f"{settings.CHANNEL_LAYERS['default']['CONFIG']['prefix']}:game:"
+
+
+def channel(game_id: str) -> str:
+    """The Redis pub/sub channel of a game's events: ``<prefix>:game:<id>``."""
+    return _prefix() + game_id
+
+
+def follow_of(event: dict) -> dict | None:
+    """``{"clock": ..., "status": ...}`` of the state ``event`` carries (for the sockets' clock
+    timers), or None when it carries none."""
+    state = event.get("state")
+    return {"clock": state.get("clock"), "status": state.get("status")} if state else None
+
+
+def encode(event: dict) -> str:
+    """``event`` as the compact JSON text every socket of the game is sent."""
+    return json.dumps(event, separators=(",", ":"))
+
+
+class Hub:
+    """The game sockets of one process (event loop) and its subscription to every game's events.
+
+    ``members`` maps a game id to the set of this process's sockets of that
+    game.  ``subscriptions`` counts the confirmations of the subscription so
+    far (0: not subscribed yet).  Start it with :meth:`start`.
+    """
+
+    def __init__(self, url: str):
+        self.url = url
+        self.members: dict[str, set[Member]] = {}
+        self.subscriptions = 0
+        self.subscribed = asyncio.Event()
+        self.prefix = _prefix()
+        pool = redis.asyncio.BlockingConnectionPool.from_url(
+            url, max_connections=PUBLISH_MAX_CONNECTIONS, timeout=2,
+            socket_timeout=5, socket_connect_timeout=5)
+        self.client = redis.asyncio.Redis(connection_pool=pool)
+        self.reader: asyncio.Task | None = None
+
+    def start(self) -> None:
+        """Start the subscription (once)."""
+        if self.reader is None:
+            self.reader = asyncio.get_running_loop().create_task(self._read())
+
+    async def join(self, game_id: str, member: Member) -> None:
+        """Give ``member`` every event of ``game_id`` published from now on.
+
+        Waits for the process's first subscription (at most
+        :data:`JOIN_TIMEOUT_S` seconds); raises :class:`Unavailable` when
+        there is none by then (Redis down).
+        """
+        self.start()
+        if not self.subscribed.is_set():
+            try:
+                await asyncio.wait_for(self.subscribed.wait(), JOIN_TIMEOUT_S)
+            except asyncio.TimeoutError:
+                raise Unavailable("no subscription to the game events") from None
+        self.members.setdefault(game_id, set()).add(member)
+
+    def leave(self, game_id: str, member: Member) -> None:
+        """Stop giving ``member`` the events of ``game_id`` (no error if it was not there)."""
+        members = self.members.get(game_id)
+        if members is not None:
+            members.discard(member)
+            if not members:
+                del self.members[game_id]
+
+    async def publish(self, game_id: str, texts: list[str]) -> None:
+        """Publish the encoded events ``texts`` of ``game_id``, in order, in one round trip.
+
+        Raises :class:`Unavailable` when Redis fails (some may have gone out).
+        """
+        name = self.prefix + game_id
+        try:
+            if len(texts) == 1:
+                await self.client.publish(name, texts[0])
+                return
+            async with self.client.pipeline(transaction=False) as pipe:
+                for text in texts:
+                    pipe.publish(name, text)
+                await pipe.execute()
+        except (RedisError, OSError) as exc:
+            raise Unavailable(str(exc)) from exc
+
+    async def _read(self) -> None:
+        while True:
+            connection = redis.asyncio.Redis.from_url(
+                self.url, socket_connect_timeout=5, socket_keepalive=True)
+            pubsub = connection.pubsub()
+            try:
+                await pubsub.psubscribe(self.prefix + "*")
+                while True:
+                    message = await pubsub.get_message(timeout=None)
+                    if message is None:
+                        continue
+                    if message["type"] == "pmessage":
+                        await self._dispatch(message["channel"], message["data"])
+                    elif message["type"] == "psubscribe":
+                        self._subscribed()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - Redis failed: subscribe again, then resync
+                self.subscribed.clear()
+                log.warning("game events subscription lost: %s", exc)
+                await asyncio.sleep(RETRY_S)
+            finally:
+                try:
+                    await pubsub.aclose()
+                    await connection.aclose()
+                except Exception:  # noqa: BLE001 - the connection is already broken
+                    pass
+
+    def _subscribed(self) -> None:
+        """A confirmation of the subscription: after the first, events may have been missed."""
+        self.subscriptions += 1
+        self.subscribed.set()
+        if self.subscriptions > 1:
+            sockets = [m for members in self.members.values() for m in members]
+            log.warning("game events subscribed again: resynchronising %d sockets", len(sockets))
+            for member in sockets:
+                member.resync()
+
+    async def _dispatch(self, name: bytes, data: bytes) -> None:
+        game_id = name[len(self.prefix):].decode()
+        members = self.members.get(game_id)
+        if not members:
+            return
+        text = data.decode()
+        follow = follow_of(json.loads(text))
+        for member in list(members):
+            try:
+                await member.deliver(text, follow)
+            except Exception:  # noqa: BLE001 - one socket's failure must not stop the others
+                log.exception("could not deliver an event of game %s", game_id)
+
+    async def close(self) -> None:
+        """Stop the subscription and close the connections (tests; a server just exits)."""
+        if self.reader is not None:
+            self.reader.cancel()
+            await asyncio.gather(self.reader, return_exceptions=True)
+            self.reader = None
+        await self.client.aclose()
+
+
+_hubs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_sync_client: redis.Redis | None = None
+
+
+def hub() -> Hub:
+    """The hub of the running event loop (a server has one loop; each test has its own)."""
+    loop = asyncio.get_running_loop()
+    found = _hubs.get(loop)
+    if found is None:
+        found = _hubs[loop] = Hub(settings.REDIS_URL)
+    return found
+
+
+def publish_sync(game_id: str, texts: list[str]) -> None:
+    """:meth:`Hub.publish` for synchronous callers (views); raises :class:`Unavailable`."""
+    global _sync_client
+    if _sync_client is None:
+        _sync_client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=5,
+                                            socket_connect_timeout=5)
+    try:
+        pipe = _sync_client.pipeline(transaction=False)
+        for text in texts:
+            pipe.publish(channel(game_id), text)
+        pipe.execute()
+    except (RedisError, OSError) as exc:
+        raise Unavailable(str(exc)) from exc

@@ -1,0 +1,95 @@
+"""Game events through the process's hub (game/fanout.py) with the real Redis and database."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis
+from channels.db import database_sync_to_async
+from django.conf import settings
+
+from game import fanout, services
+from game.broadcast import publish
+from tests.system.processes import free_port
+from tests.web.conftest import recv
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+async def start_game(alice, bob) -> str:
+    game = await database_sync_to_async(services.create_game)(alice.player_id, "alice", "B")
+    await database_sync_to_async(services.join_game)(game.id, bob.player_id, "bob")
+    return game.id
+
+
+def kill_subscriptions() -> int:
+    """Close every pub/sub connection Redis has (as a Redis restart or a network fault would)."""
+    return redis.Redis.from_url(settings.REDIS_URL).client_kill_filter(_type="pubsub")
+
+
+async def next_snapshot(comm, timeout: float = 5) -> dict:
+    """The next ``snapshot`` on ``comm``, passing over events."""
+    async def wait():
+        while True:
+            message = await recv(comm, timeout=timeout)
+            if message["type"] == "snapshot":
+                return message
+    return await asyncio.wait_for(wait(), timeout)
+
+
+async def test_lost_subscription_resynchronises_every_socket(alice, bob, carol):
+    """A move published while the process's subscription is down is lost to pub/sub; when the hub
+    subscribes again every socket gets a snapshot that has it."""
+    game_id = await start_game(alice, bob)
+    a, snap = await alice.connect(game_id)
+    b, _ = await bob.connect(game_id)
+    c, _ = await carol.connect(game_id)
+    hub = fanout.hub()
+    assert hub.subscriptions == 1
+    assert await asyncio.to_thread(kill_subscriptions) >= 1
+    outcome = await database_sync_to_async(services.play_move)(game_id, alice.player_id, "11-15", snap["v"])
+    await publish(game_id, outcome.events)
+    for comm in (a, b, c):
+        snapshot = await next_snapshot(comm)
+        assert snapshot["moves"] == ["11-15"]
+        assert snapshot["v"] == snap["v"] + 1
+    assert hub.subscriptions == 2
+    # And events flow again: White's reply reaches all three as a plain event.
+    await b.send_json_to({"type": "move", "move": "22-18", "v": snap["v"] + 1})
+    for comm in (a, b, c):
+        event = await recv(comm)
+        assert (event["type"], event["move"], event["v"]) == ("move", "22-18", snap["v"] + 2)
+    for comm in (a, b, c):
+        await comm.disconnect()
+    assert game_id not in hub.members
+
+
+async def test_events_reach_only_the_game_they_belong_to(alice, bob, carol):
+    first = await start_game(alice, bob)
+    second = await start_game(alice, bob)
+    a, snap = await alice.connect(first)
+    c, _ = await carol.connect(second)
+    await a.send_json_to({"type": "move", "move": "11-15", "v": snap["v"]})
+    assert (await recv(a))["move"] == "11-15"
+    assert await c.receive_nothing(timeout=0.3) or (await recv(c, timeout=1))["type"] == "audience"
+    assert set(fanout.hub().members) == {first, second}
+    await a.disconnect()
+    await c.disconnect()
+    assert fanout.hub().members == {}
+
+
+async def test_socket_closes_4503_when_redis_is_unreachable(alice, bob, monkeypatch):
+    """No subscription within the join timeout: the socket is accepted and closed with 4503, so the
+    page reconnects later instead of showing a game that would never move."""
+    game_id = await start_game(alice, bob)
+    monkeypatch.setattr(settings, "REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")  # nobody listens
+    monkeypatch.setattr(fanout, "JOIN_TIMEOUT_S", 0.5)
+    from channels.testing import WebsocketCommunicator
+    from checkers_site.asgi import application
+    comm = WebsocketCommunicator(application, f"/ws/game/{game_id}/", headers=alice.headers())
+    connected, _ = await comm.connect(timeout=5)
+    assert connected
+    closed = await comm.receive_output(timeout=5)
+    assert closed == {"type": "websocket.close", "code": 4503}
+    await fanout.hub().close()
