@@ -158,6 +158,14 @@ def rate_limits(spec: str) -> list[limits.RateLimitItem]:
 #: Tasks running on their own (kept referenced until they finish).
 _background: set[asyncio.Task] = set()
 
+
+def in_background(coroutine) -> asyncio.Task:
+    """Run ``coroutine`` on its own, kept referenced until it finishes; returns its task."""
+    task = asyncio.get_running_loop().create_task(coroutine)
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+    return task
+
 #: Seconds after which events whose publish failed are published again (until one succeeds).
 REPUBLISH_AFTER_S = (0.5, 2.0, 5.0)
 
@@ -207,6 +215,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     deadline: float | None = None
     timer: asyncio.Task | None = None
     joined = False
+    entering: asyncio.Task | None = None
     resync_pending = False
 
     async def connect(self):
@@ -236,7 +245,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self.deliver(text, follow)
         if self.resync_pending:
             await self.send_snapshot()
-        await presence.refresh(self.game_id, self.channel_name, self.role)
+        # In the background: a burst of sockets connecting must not hold up their first moves.
+        self.entering = in_background(presence.refresh(self.game_id, self.channel_name, self.role))
         self.announce()
         if self.computer:
             computer_play.wake(self.game_id)  # resumes the computer's turn after a restart or reconnect
@@ -257,6 +267,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         if self.joined:
             fanout.hub().leave(self.game_id, self)
         if hasattr(self, "role"):
+            if self.entering is not None and not self.entering.done():
+                await asyncio.wait([self.entering])  # the entry is written before it is removed
             await presence.leave(self.game_id, self.channel_name, self.role)
             self.announce()
 
@@ -310,10 +322,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         """Carry out one parsed client message."""
         if isinstance(message, Ping):
             # In the background: a slow Redis must not hold up this socket's next move.
-            task = asyncio.get_running_loop().create_task(
-                presence.refresh(self.game_id, self.channel_name, self.role))
-            _background.add(task)
-            task.add_done_callback(_background.discard)
+            in_background(presence.refresh(self.game_id, self.channel_name, self.role))
             await self.send_json({"type": "pong"})
         elif isinstance(message, Sync):
             await self.send_snapshot()
@@ -336,9 +345,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         if not await publish(self.game_id, events):
             for event in events:
                 await self.send_state(event)
-            task = asyncio.get_running_loop().create_task(republish(self.game_id, events))
-            _background.add(task)
-            task.add_done_callback(_background.discard)
+            in_background(republish(self.game_id, events))
 
     async def send_snapshot(self):
         """Send this viewer a fresh snapshot of the game."""
@@ -366,9 +373,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         if self.held is not None:
             self.resync_pending = True  # the snapshot on its way may have been read before
             return
-        task = asyncio.get_running_loop().create_task(self._resync())
-        _background.add(task)
-        task.add_done_callback(_background.discard)
+        in_background(self._resync())
 
     async def _resync(self) -> None:
         try:

@@ -26,8 +26,9 @@ log = logging.getLogger(__name__)
 
 #: Seconds an entry lives without a refresh.
 VIEWER_TTL_S = 60
-#: Redis connections of one process's presence client.
-PRESENCE_MAX_CONNECTIONS = 50
+#: Redis connections of one process's presence client (50 ran dry when 1,500 sockets of a
+#: process connected within seconds, docs/performance.md).
+PRESENCE_MAX_CONNECTIONS = 200
 
 _async_clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _sync_client: redis.Redis | None = None
