@@ -15,7 +15,8 @@ import random
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db import IntegrityError, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
+from django.db.transaction import TransactionManagementError
 from django.conf import settings
 from django.utils import timezone
 
@@ -166,21 +167,150 @@ def start_game(black: tuple[str, str], white: tuple[str, str], time_control: str
     )
 
 
+class _MovePathSql:
+    """The SQL of the move path for one database backend, built once from the models' ``_meta``.
+
+    Every move locks the game row, inserts the move and updates the game: these run as plain
+    SQL on the connection, since building them and reading their results through QuerySets
+    cost more CPU than the rest of a move (``docs/performance.md``).  Values go in and come
+    out converted as the ORM converts them (``get_db_prep_save``, the backend's converters).
+    """
+
+    def __init__(self, conn):
+        qn = conn.ops.quote_name
+        meta = Game._meta
+        self.game_table = qn(meta.db_table)
+        self.game_pk_column = qn(meta.pk.column)
+        self.game_version_column = qn(meta.get_field("version").column)
+        fields = meta.concrete_fields
+        self.game_attnames = [f.attname for f in fields]
+        self.select_game = (
+            f"SELECT {', '.join(qn(f.column) for f in fields)} FROM {self.game_table}"
+            f" WHERE {self.game_pk_column} = %s"
+            + (" FOR UPDATE" if conn.features.has_select_for_update else ""))
+        self.game_converters = []
+        for index, f in enumerate(fields):
+            col = f.get_col(meta.db_table)
+            converters = conn.ops.get_db_converters(col) + col.get_db_converters(conn)
+            if converters:
+                self.game_converters.append((index, converters, col))
+        move_meta = Move._meta
+        self.move_fields = [f for f in move_meta.local_concrete_fields
+                            if f is not move_meta.auto_field and not f.generated]
+        self.insert_move = (
+            f"INSERT INTO {qn(move_meta.db_table)} ({', '.join(qn(f.column) for f in self.move_fields)})"
+            f" VALUES ({', '.join(['%s'] * len(self.move_fields))})")
+
+
+_move_path_sql: dict[str, _MovePathSql] = {}
+
+
+def _connection():
+    """This thread's connection and the move path's SQL for its backend.
+
+    The connection itself, not ``django.db.connection``: every attribute read through that
+    proxy looks the thread's connection up again.
+    """
+    conn = connections[DEFAULT_DB_ALIAS]
+    sql = _move_path_sql.get(conn.vendor)
+    if sql is None:
+        sql = _move_path_sql[conn.vendor] = _MovePathSql(conn)
+    return conn, sql
+
+
+def _stored_id(game_id) -> str | None:
+    """``game_id`` as a lookup compares it with the stored ids (``str()`` of it, as the ORM's
+    ``pk=`` lookup does for a character primary key), or None when no game can have it:
+    ``None``, a NUL character (which PostgreSQL refuses in text) or a lone surrogate (no UTF-8)."""
+    if game_id is None:
+        return None
+    key = Game._meta.pk.get_prep_value(game_id)
+    if "\x00" in key:
+        return None
+    if not key.isascii():
+        try:
+            key.encode()
+        except UnicodeEncodeError:
+            return None
+    return key
+
+
 def _load_for_update(game_id: str) -> Game:
-    try:
-        return Game.objects.select_for_update().get(pk=game_id)
-    except Game.DoesNotExist:
-        raise ActionError("no_such_game", "There is no such game.") from None
+    """The game ``game_id`` with its row locked until the transaction ends.
+
+    One ``SELECT ... FOR UPDATE`` read into a :class:`Game` as the ORM reads it (SQLite has no
+    row locks: there the transaction holds the database's write lock from its
+    ``BEGIN IMMEDIATE``).  Must run inside ``transaction.atomic()``; where rows lock, outside
+    one raises ``TransactionManagementError``.  Raises :class:`ActionError` ``no_such_game``
+    when no game has that id, whatever the value: ``None``, a non-string (looked up as its
+    ``str()``, as the ORM's ``pk=`` lookup does), text that no stored id can be (:func:`_stored_id`).
+    """
+    conn, sql = _connection()
+    if conn.features.has_select_for_update and conn.get_autocommit():
+        raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
+    key = _stored_id(game_id)
+    if key is None:
+        raise ActionError("no_such_game", "There is no such game.")
+    with conn.cursor() as cursor:
+        cursor.execute(sql.select_game, [key])
+        row = cursor.fetchone()
+    if row is None:
+        raise ActionError("no_such_game", "There is no such game.")
+    if sql.game_converters:
+        row = list(row)
+        for index, converters, col in sql.game_converters:
+            value = row[index]
+            for convert in converters:
+                value = convert(value, col, conn)
+            row[index] = value
+    return Game.from_db(conn.alias, sql.game_attnames, row)
+
+
+def _insert_move(game: Game, ply: int, notation: str, fen_after: str) -> None:
+    """Store ply ``ply`` of ``game`` (one ``INSERT``; ``played_at`` is now).
+
+    Raises ``IntegrityError`` when the game has that ply already.
+    """
+    conn, sql = _connection()
+    move = Move(game=game, ply=ply, notation=notation, fen_after=fen_after)
+    params = [f.get_db_prep_save(f.pre_save(move, True), conn) for f in sql.move_fields]
+    with conn.cursor() as cursor:
+        cursor.execute(sql.insert_move, params)
 
 
 def _bump(game: Game, **changes) -> None:
     """Store ``changes`` and advance the version, only if nobody else wrote since ``game`` was loaded.
 
-    ``game`` then holds the stored values (set here, not read back: the row is ours until commit).
+    ``changes`` maps field names to plain values (a model instance for a foreign key), stored
+    as the ORM would store them, with ``version`` (one more) and ``updated_at`` (now), in one
+    ``UPDATE ... WHERE id = %s AND version = %s``.  Raises :class:`ActionError` ``stale`` when
+    that updates no row.  ``game`` then holds the stored values (set here, not read back: the
+    row is ours until commit).
     """
     changes["version"] = game.version + 1
     changes["updated_at"] = timezone.now()
-    updated = Game.objects.filter(pk=game.pk, version=game.version).update(**changes)
+    conn, sql = _connection()
+    qn = conn.ops.quote_name
+    meta = Game._meta
+    assignments, params = [], []
+    for name, value in changes.items():
+        f = meta.get_field(name)
+        if hasattr(value, "prepare_database_save"):
+            if not f.remote_field:
+                raise TypeError(f"Tried to update field {f} with a model instance, {value!r}.")
+            value = value.prepare_database_save(f)
+        value = f.get_db_prep_save(value, conn)
+        if value is None:
+            assignments.append(f"{qn(f.column)} = NULL")
+        else:
+            assignments.append(f"{qn(f.column)} = %s")
+            params.append(value)
+    params.append(meta.pk.get_db_prep_value(game.pk, conn))
+    params.append(meta.get_field("version").get_db_prep_value(game.version, conn))
+    with conn.cursor() as cursor:
+        cursor.execute(f"UPDATE {sql.game_table} SET {', '.join(assignments)}"
+                       f" WHERE {sql.game_pk_column} = %s AND {sql.game_version_column} = %s", params)
+        updated = cursor.rowcount
     if updated != 1:
         raise ActionError("stale", "The game changed meanwhile; your board has been refreshed.")
     for name, value in changes.items():
@@ -255,7 +385,7 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int,
             record.play(move)
             ply = game.ply + 1
             fen = record.position.fen()
-            Move.objects.create(game=game, ply=ply, notation=str(move), fen_after=fen)
+            _insert_move(game, ply, str(move), fen)
             changes = {"fen": fen, "ply": ply, "no_progress": record.no_progress_plies,
                        "position_version": game.version + 1}
             changes["turn_started_at"] = now

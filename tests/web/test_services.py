@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import threading
+from datetime import datetime, timezone as dt_timezone
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
+from django.db.transaction import TransactionManagementError
+from django.utils import timezone
 
 from game import services
-from game.models import Game
+from game.models import Game, Move
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -103,3 +106,118 @@ def test_start_game_seats_both_players_and_is_active():
     assert game.status == Game.Status.ACTIVE
     outcome = services.play_move(game.id, ALICE, "11-15", game.version)
     assert outcome.game.ply == 1
+
+
+# The move path's plain SQL (lock, insert, conditional update) against what the ORM does.
+
+def row_of(model, pk) -> dict:
+    """The stored row of ``model`` ``pk`` as the driver returns it (before any conversion)."""
+    meta = model._meta
+    qn = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT * FROM {qn(meta.db_table)} WHERE {qn(meta.pk.column)} = %s", [pk])
+        names = [column[0] for column in cursor.description]
+        return dict(zip(names, cursor.fetchone()))
+
+
+def described(instance) -> dict:
+    """Every concrete field of ``instance``: its value, type and time zone offset."""
+    return {f.attname: (getattr(instance, f.attname), type(getattr(instance, f.attname)),
+                        getattr(getattr(instance, f.attname), "utcoffset", lambda: None)())
+            for f in type(instance)._meta.concrete_fields}
+
+
+def test_the_locked_game_is_the_game_the_orm_loads():
+    game = services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"), time_control="5+3")
+    services.play_move(game.id, ALICE, "11-15", game.version)
+    services.offer_draw(game.id, BOB)
+    with transaction.atomic():
+        loaded = services._load_for_update(game.id)
+    expected = Game.objects.get(pk=game.id)
+    assert described(loaded) == described(expected)
+    assert loaded.turn_started_at.tzinfo is not None and loaded.black_ms is not None
+    assert (loaded._state.adding, loaded._state.db) == (False, expected._state.db)
+    assert loaded.status is not None and loaded.is_over is False and loaded.seat_of(BOB) == "W"
+
+
+def test_locking_outside_a_transaction_is_refused_where_rows_lock():
+    game = services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
+    if connection.features.has_select_for_update:
+        with pytest.raises(TransactionManagementError):
+            services._load_for_update(game.id)
+    else:
+        assert services._load_for_update(game.id).pk == game.id
+
+
+@pytest.mark.parametrize("game_id", ["nosuchgame", "", "x" * 100, "ab'c", "a\x00b", "\ud800", "é", 123, None])
+def test_moves_in_no_game_are_refused_whatever_the_id(game_id):
+    services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
+    with pytest.raises(services.ActionError) as exc:
+        services.play_move(game_id, ALICE, "11-15", 1)
+    assert exc.value.code == "no_such_game"
+    with pytest.raises(services.ActionError) as exc:
+        services.resign(game_id, ALICE)
+    assert exc.value.code == "no_such_game"
+
+
+def test_a_second_move_for_a_stored_ply_is_stale():
+    game = services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
+    Move.objects.create(game=game, ply=1, notation="9-13", fen_after=game.fen)
+    with pytest.raises(services.ActionError) as exc:
+        services.play_move(game.id, ALICE, "11-15", game.version)
+    assert exc.value.code == "stale"
+    game.refresh_from_db()
+    assert (game.ply, game.version, game.move_set.count()) == (0, 0, 1)
+
+
+def test_moves_are_stored_as_the_orm_stores_them(monkeypatch):
+    now = datetime(2024, 2, 29, 23, 59, 58, 123456, tzinfo=dt_timezone.utc)
+    monkeypatch.setattr(timezone, "now", lambda: now)
+    game = services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
+    other = services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
+    services.play_move(game.id, ALICE, "11-15", game.version)
+    played = game.move_set.get()
+    by_orm = Move.objects.create(game=other, ply=1, notation=played.notation, fen_after=played.fen_after)
+    ours, theirs = row_of(Move, played.pk), row_of(Move, by_orm.pk)
+    for row in (ours, theirs):
+        del row["id"], row["game_id"]
+    assert ours == theirs
+    assert played.played_at == now
+
+
+def test_bump_stores_what_an_orm_update_stores(monkeypatch):
+    now = datetime(2024, 2, 29, 23, 59, 58, 123456, tzinfo=dt_timezone.utc)
+    monkeypatch.setattr(timezone, "now", lambda: now)
+    games = [services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"), time_control="5+3")
+             for _ in range(2)]
+    rematches = [services.start_game(black=(BOB, "bob"), white=(ALICE, "alice")) for _ in range(2)]
+    started = datetime(2023, 12, 31, 22, 0, 1, 5, tzinfo=dt_timezone.utc)
+    changes = {"status": Game.Status.FINISHED, "result": "1-0", "termination": "resignation",
+               "turn_started_at": started, "black_ms": None, "white_ms": 12345678901,
+               "draw_offer": "", "ply": 3}
+    with transaction.atomic():
+        game = services._load_for_update(games[0].id)
+        services._bump(game, **changes, next_game=rematches[0])
+    Game.objects.filter(pk=games[1].pk, version=games[1].version).update(
+        **changes, next_game=rematches[1], version=games[1].version + 1, updated_at=now)
+    ours, theirs = row_of(Game, games[0].pk), row_of(Game, games[1].pk)
+    assert ours.pop("id") != theirs.pop("id")
+    assert (ours.pop("next_game_id"), theirs.pop("next_game_id")) == (rematches[0].pk, rematches[1].pk)
+    assert ours == theirs
+    stored = Game.objects.get(pk=games[0].pk)
+    assert {f.attname: getattr(game, f.attname) for f in Game._meta.concrete_fields} \
+        == {f.attname: getattr(stored, f.attname) for f in Game._meta.concrete_fields}
+    assert game.next_game == rematches[0] and game.version == 1 and game.updated_at == now
+
+
+def test_bump_after_someone_else_wrote_is_stale_and_changes_nothing():
+    game = services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
+    with pytest.raises(services.ActionError) as exc:
+        with transaction.atomic():
+            loaded = services._load_for_update(game.id)
+            Game.objects.filter(pk=game.pk).update(version=5)
+            services._bump(loaded, draw_offer="B")
+    assert exc.value.code == "stale"
+    assert loaded.draw_offer == "" and loaded.version == 0
+    game.refresh_from_db()
+    assert (game.version, game.draw_offer) == (0, "")
