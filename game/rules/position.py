@@ -133,8 +133,10 @@ class Move:
 
 
 _FEN_SQUARE = re.compile(r"(K?)(\d+)(?:-(\d+))?\Z")
-_MOVE_TEXT = re.compile(r"\s*(\d{1,2})((?:\s*[-xX:]\s*\d{1,2})+)\s*\Z")
-_MOVE_PART = re.compile(r"[-xX:]\s*(\d{1,2})")
+# re.ASCII: only ASCII digits and whitespace, not the other Unicode ones \d and \s match (Arabic-Indic,
+# fullwidth, no-break space...).
+_MOVE_TEXT = re.compile(r"\s*(\d{1,2})((?:\s*[-xX:]\s*\d{1,2})+)\s*\Z", re.ASCII)
+_MOVE_PART = re.compile(r"[-xX:]\s*(\d{1,2})", re.ASCII)
 
 
 def _mask(squares):
@@ -522,7 +524,9 @@ class Position:
         Accepts the full form (``'11-15'``, ``'27x18x11'``) and any shorter form
         that keeps the start, the end and some landing squares in order
         (``'27x11'``) when exactly one legal move fits. Separators are loose:
-        ``-``, ``x`` and ``:`` are all accepted for quiet moves and captures.
+        ``-``, ``x``, ``X`` and ``:`` are all accepted for quiet moves and captures.
+        Squares are one or two ASCII digits; ASCII whitespace (space, tab, line
+        breaks) may surround the text and the separators, nowhere else.
 
         Raises :class:`MalformedMoveError` when ``text`` is not move notation
         (squares must be 1-32), :class:`IllegalMoveError` when no legal move

@@ -32,6 +32,23 @@ def test_loose_separators_for_quiet_move_accepted(text):
     assert str(Position.initial().parse_move(text)) == "11-15"
 
 
+@pytest.mark.parametrize("text", ["11-15\n", "\t11x15\r\n", "11 :15"])
+def test_ascii_whitespace_around_squares_accepted(text):
+    assert str(Position.initial().parse_move(text)) == "11-15"
+
+
+def test_leading_zero_square_accepted():
+    assert str(Position.initial().parse_move("09-13")) == "9-13"
+
+
+@pytest.mark.parametrize("text", ["\u0661\u0661-\u0661\u0665", "\uff11\uff11-\uff11\uff15",
+                                  "\U0001d7cf\U0001d7cf-\U0001d7cf\U0001d7d3", "1\u0661-15", "11\xa0-15",
+                                  "11-15\xa0", "\u200911-15", "11-15\u2028"])
+def test_non_ascii_digits_and_whitespace_are_malformed(text):
+    with pytest.raises(MalformedMoveError):
+        Position.initial().parse_move(text)
+
+
 @pytest.mark.parametrize("text", ["4-11-20", "4-20", "4x11-20"])
 def test_loose_separators_for_capture_accepted(text):
     assert str(Position.from_fen("B:W8,16:B4").parse_move(text)) == "4x11x20"
