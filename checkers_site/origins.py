@@ -35,6 +35,12 @@ def origin_allowed(origin: str | None, host: str | None) -> bool:
     return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS)
 
 
+class _Denier(WebsocketDenier):
+    """Channels' ``WebsocketDenier`` without a channel layer: a refused handshake opens no channel in Redis."""
+
+    channel_layer_alias = None
+
+
 class SameOriginValidator:
     """ASGI middleware: refuses a websocket handshake whose Origin is not :func:`origin_allowed`."""
 
@@ -47,5 +53,5 @@ class SameOriginValidator:
             origin = headers.get(b"origin", b"").decode("latin1") or None
             host = headers.get(b"host", b"").decode("latin1") or None
             if not origin_allowed(origin, host):
-                return await WebsocketDenier()(scope, receive, send)
+                return await _Denier()(scope, receive, send)
         return await self.application(scope, receive, send)

@@ -7,6 +7,7 @@ import json
 
 import pytest
 from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.test import override_settings
 
@@ -213,6 +214,25 @@ async def test_foreign_origin_is_refused(alice, bob):
     connected, _ = await comm.connect(timeout=5)
     assert not connected
     await comm.disconnect()
+
+
+async def test_refused_origin_opens_no_channel_layer_channel(alice, bob, monkeypatch):
+    game_id = await start_game(alice, bob)
+    layer = get_channel_layer()
+    opened = []
+    real_new_channel = layer.new_channel
+
+    async def new_channel(*args, **kwargs):
+        opened.append(args)
+        return await real_new_channel(*args, **kwargs)
+
+    monkeypatch.setattr(layer, "new_channel", new_channel)
+    comm = WebsocketCommunicator(application, f"/ws/game/{game_id}/",
+                                 headers=alice.headers(origin="https://evil.example"))
+    connected, _ = await comm.connect(timeout=5)
+    assert not connected
+    await comm.disconnect()
+    assert opened == []  # no channel, so no receive loop on Redis to outlive the refused socket
 
 
 async def test_unknown_game_is_closed(alice):
