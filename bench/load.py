@@ -404,6 +404,8 @@ class Sock:
             self.apply(message)
         elif kind == "audience":
             stats.audience += 1
+            if (message.get("game_v") or 0) > self.v:   # as the page: an event was missed
+                self.send({"type": "sync"})
             return
         elif kind == "pong":
             stats.pongs += 1

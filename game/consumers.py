@@ -71,9 +71,10 @@ NOTICE_LIMIT = limits.parse("1/second")
 class SocketRateLimit:
     """Moving-window limits counted on one socket (a socket lives in one process).
 
-    The same rule as limits' ``MovingWindowRateLimiter``: a message is allowed by
-    a limit of N per T seconds when fewer than N allowed ones came in the last T
-    seconds, and each limit counts on its own.  Kept on the socket, so nothing is
+    A message is allowed when, for every limit of N per T seconds, fewer than N
+    allowed messages came in the last T seconds; only allowed messages count, so a
+    burst refused by the per-second limit does not use up the per-minute one (a
+    moving window, as limits' ``MovingWindowRateLimiter``).  Kept on the socket, so nothing is
     shared between sockets or threads: limits' ``MemoryStorage`` started a thread
     every 10 ms under traffic that walked every socket's keys (5 % of a process's
     CPU with 60 sockets, and growing with the number of sockets).
@@ -83,17 +84,17 @@ class SocketRateLimit:
         self.windows = [(item.amount, item.get_expiry(), deque()) for item in items]
 
     def hit(self, now: float | None = None) -> bool:
-        """Count one message now; False when a limit is exceeded."""
+        """One message now (``now``: monotonic seconds): True and counted when every limit
+        allows it, False and not counted otherwise."""
         now = time.monotonic() if now is None else now
-        allowed = True
         for amount, expiry, times in self.windows:
             while times and times[0] <= now - expiry:
                 times.popleft()
             if len(times) >= amount:
-                allowed = False
-            else:
-                times.append(now)
-        return allowed
+                return False
+        for _, _, times in self.windows:
+            times.append(now)
+        return True
 
 
 _db_executor: ThreadPoolExecutor | None = None
@@ -193,7 +194,10 @@ async def _announce_later(game_id: str) -> None:
         await asyncio.sleep(AUDIENCE_EVERY_S)
         del _audience_pending[game_id]  # a change from now on schedules the next notice
         audience = await presence.audience(game_id)
-        await fanout.hub().publish(game_id, [fanout.encode({"type": "audience", **audience})])
+        # The game's version rides along: a page behind it missed an event (one whose publish
+        # died with its server process, say) and asks for a snapshot.
+        game_v = await in_db_thread(services.version)(game_id)
+        await fanout.hub().publish(game_id, [fanout.encode({"type": "audience", **audience, "game_v": game_v})])
     except Exception as exc:  # noqa: BLE001 - a notice is a convenience; never fatal
         _audience_pending.pop(game_id, None)
         log.warning("could not announce the audience of %s: %s", game_id, exc)
@@ -210,41 +214,40 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     #: No channel-layer channel: game events come through :mod:`game.fanout`.
     channel_layer_alias = None
     limit: SocketRateLimit | None = None
-    #: Events that arrived before the snapshot was sent (None once it was).
+    #: Events from the hub held while a snapshot is read and sent (None when none is).
     held: list | None = None
     deadline: float | None = None
     timer: asyncio.Task | None = None
     joined = False
     entering: asyncio.Task | None = None
-    resync_pending = False
 
     async def connect(self):
         self.game_id = self.scope["url_route"]["kwargs"]["game_id"]
         self.channel_name = uuid.uuid4().hex
         session = self.scope.get("session")
         self.player_id = session.get("player_id") if session is not None else None
-        self.held = []
-        try:
-            # Joined first: every event committed after the snapshot is read reaches this socket.
-            await fanout.hub().join(self.game_id, self)
-            self.joined = True
-            snapshot = await in_db_thread(services.snapshot)(self.game_id, self.player_id)
-        except (services.ActionError, fanout.Unavailable) as exc:
-            # Accepted first: a handshake refused before accept reaches the page as a plain
-            # failure (HTTP 403), and the page would keep reconnecting instead of giving up.
+        self.snapshot_lock = asyncio.Lock()
+        async with self.snapshot_lock:
+            self.held = []
+            try:
+                # Joined first: every event committed after the snapshot is read reaches this socket.
+                await fanout.hub().join(self.game_id, self)
+                self.joined = True
+                snapshot = await in_db_thread(services.snapshot)(self.game_id, self.player_id)
+            except (services.ActionError, fanout.Unavailable, DatabaseError) as exc:
+                if isinstance(exc, DatabaseError):
+                    log.error("database unavailable for game %s: %s", self.game_id, exc)
+                # Accepted first: a handshake refused before accept reaches the page as a plain
+                # failure (HTTP 403), and the page would keep reconnecting instead of giving up.
+                await self.accept()
+                await self.close(code=CLOSE_NO_SUCH_GAME if isinstance(exc, services.ActionError)
+                                 else CLOSE_UNAVAILABLE)
+                return
+            self.role = snapshot["you"] or "S"
+            self.computer = computer.has_computer(snapshot["state"])
             await self.accept()
-            await self.close(code=CLOSE_NO_SUCH_GAME if isinstance(exc, services.ActionError)
-                             else CLOSE_UNAVAILABLE)
-            return
-        self.role = snapshot["you"] or "S"
-        self.computer = computer.has_computer(snapshot["state"])
-        await self.accept()
-        await self.send_state(snapshot)
-        held, self.held = self.held, None
-        for text, follow in held:
-            await self.deliver(text, follow)
-        if self.resync_pending:
-            await self.send_snapshot()
+            await self.send_state(snapshot)
+            await self.release_held()
         # In the background: a burst of sockets connecting must not hold up their first moves.
         self.entering = in_background(presence.refresh(self.game_id, self.channel_name, self.role))
         self.announce()
@@ -348,17 +351,38 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             in_background(republish(self.game_id, events))
 
     async def send_snapshot(self):
-        """Send this viewer a fresh snapshot of the game."""
-        await self.send_state(
-            await in_db_thread(services.snapshot)(self.game_id, self.player_id)
-        )
+        """Send this viewer a fresh snapshot of the game, never an older one after a newer event.
+
+        Snapshots of one socket are read and sent one at a time, and the hub's events
+        that arrive meanwhile are held and sent after the snapshot (the page ignores
+        those it already has), so a page never goes back from an event to an older
+        snapshot.  Raises what :func:`game.services.snapshot` raises.
+        """
+        async with self.snapshot_lock:
+            self.held = []
+            try:
+                await self.send_state(await in_db_thread(services.snapshot)(self.game_id, self.player_id))
+            finally:
+                await self.release_held()
+
+    async def release_held(self) -> None:
+        """Send the events held while a snapshot was read and sent, then stop holding."""
+        held = self.held
+        while held:  # events keep arriving while these are sent
+            text, follow = held.pop(0)
+            await self.forward(text, follow)
+        self.held = None
 
     async def deliver(self, text: str, follow: dict | None) -> None:
         """One event of the game from the hub (:meth:`game.fanout.Member.deliver`): forward it
-        to the browser, or hold it until the snapshot is sent."""
+        to the browser, or hold it while a snapshot is on its way (:meth:`send_snapshot`)."""
         if self.held is not None:
             self.held.append((text, follow))
-            return
+        else:
+            await self.forward(text, follow)
+
+    async def forward(self, text: str, follow: dict | None) -> None:
+        """Send one encoded event and follow the clock of its state (``follow``)."""
         try:
             await self.send(text_data=text)
         except Exception as exc:  # noqa: BLE001 - the browser went away mid-send
@@ -369,10 +393,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             self.follow_clock(follow)
 
     def resync(self) -> None:
-        """The hub may have missed events (:meth:`game.fanout.Member.resync`): send a snapshot."""
-        if self.held is not None:
-            self.resync_pending = True  # the snapshot on its way may have been read before
-            return
+        """The hub may have missed events (:meth:`game.fanout.Member.resync`): send a snapshot
+        (after any snapshot on its way, which may have been read before)."""
         in_background(self._resync())
 
     async def _resync(self) -> None:

@@ -673,6 +673,11 @@ def snapshot(game_id: str, player_id: str | None) -> dict:
                            [fen for _, fen in rows], you=game.seat_of(player_id))
 
 
+def version(game_id: str) -> int | None:
+    """The game's version (``v`` of its last event), or None when there is no such game."""
+    return Game.objects.filter(pk=game_id).values_list("version", flat=True).first()
+
+
 def game_pdn(game_id: str, site: str) -> str:
     """The PDN text of a game (PDN 3.0; tags Event, Site, Date, Black, White, Result, GameType 21,
     FEN when it did not start from the initial position, TimeControl when timed).

@@ -302,8 +302,10 @@ export class Ctrl {
     else this.redraw();
   }
 
-  /** Who is watching: {spectators, online: {B, W}} (unversioned: applied as it comes). */
+  /** Who is watching: {spectators, online: {B, W}} (unversioned: applied as it comes), and
+   *  game_v, the game's version when it was sent: behind it, an event was missed. */
   onAudience(msg) {
+    if (typeof msg.game_v === 'number' && this.v !== null && msg.game_v > this.v) this.requestSync();
     this.audience = {
       spectators: Number(msg.spectators) || 0,
       online: msg.online && typeof msg.online === 'object' ? msg.online : {},

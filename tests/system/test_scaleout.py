@@ -122,6 +122,8 @@ class Viewer:
                 asyncio.create_task(self.send({"type": "sync"}))
         elif kind in ("update", "seats") and message["v"] == self.v + 1:
             self.v = message["v"]
+        elif kind == "audience" and (message.get("game_v") or 0) > self.v:
+            asyncio.create_task(self.send({"type": "sync"}))
         self.changed.set()
 
     async def send(self, message: dict) -> None:

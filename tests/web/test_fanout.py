@@ -93,3 +93,56 @@ async def test_socket_closes_4503_when_redis_is_unreachable(alice, bob, monkeypa
     closed = await comm.receive_output(timeout=5)
     assert closed == {"type": "websocket.close", "code": 4503}
     await fanout.hub().close()
+
+
+async def test_audience_notice_carries_the_version_so_a_missed_event_is_noticed(alice, bob):
+    """A move committed whose event was never published (its server process died between the two):
+    the next audience notice (here: the mover's page reconnecting) says the game's version, which
+    tells the opponent's page it is behind."""
+    game_id = await start_game(alice, bob)
+    b, snap = await bob.connect(game_id)
+    await database_sync_to_async(services.play_move)(game_id, alice.player_id, "11-15", snap["v"])
+    a, snap_a = await alice.connect(game_id)   # the mover's page, back on another process
+    assert snap_a["v"] == snap["v"] + 1
+
+    async def notice():
+        while True:
+            message = await b.receive_json_from(timeout=5)
+            assert message["type"] == "audience", message
+            if message["online"] == {"B": True, "W": True}:
+                return message
+    message = await asyncio.wait_for(notice(), 5)
+    assert message["game_v"] == snap["v"] + 1
+    await a.disconnect()
+    await b.disconnect()
+
+
+async def test_a_snapshot_never_follows_a_newer_event(alice, bob, carol):
+    """The waiting player and a spectator ask for snapshots while the opponent moves: whatever the
+    interleaving, no socket gets a snapshot older than an event it already got (the page would
+    go back a move and wait forever)."""
+    game_id = await start_game(alice, bob)
+    a, snap = await alice.connect(game_id)
+    b, _ = await bob.connect(game_id)
+    c, _ = await carol.connect(game_id)
+    game = (await database_sync_to_async(services.snapshot)(game_id, None))
+    from game import rules
+    position = rules.Position.from_fen(game["state"]["fen"])
+    v = snap["v"]
+    for trial in range(30):
+        mover, waiting = (a, b) if trial % 2 == 0 else (b, a)
+        move = position.legal_moves()[0]
+        await asyncio.gather(mover.send_json_to({"type": "move", "move": str(move), "v": v}),
+                             waiting.send_json_to({"type": "sync"}),
+                             c.send_json_to({"type": "sync"}))
+        position = position.play(move)
+        v += 1
+        for comm in (a, b, c):
+            # The mover gets its move; the others their move and their snapshot, in either order.
+            got = [await recv(comm) for _ in range(1 if comm is mover else 2)]
+            assert [m["type"] for m in got if m["type"] == "move"] == ["move"]
+            assert got[-1]["v"] == v, f"trial {trial}: {[(m['type'], m['v']) for m in got]}"
+        if position.legal_moves() == []:
+            break
+    for comm in (a, b, c):
+        await comm.disconnect()

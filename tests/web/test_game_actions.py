@@ -189,13 +189,13 @@ async def test_spectators_are_counted_live(alice, bob, carol, data_dir):
     game_id = await start_game(alice, bob)
     a, _ = await alice.connect(game_id)
     assert await a.receive_json_from(timeout=5) == \
-        {"type": "audience", "spectators": 0, "online": {"B": True, "W": False}}
+        {"type": "audience", "spectators": 0, "online": {"B": True, "W": False}, "game_v": 1}
     b, _ = await bob.connect(game_id)
     c, _ = await carol.connect(game_id)
     d, _ = await make_browser("dave").connect(game_id)
     # Three sockets joined within a second: one notice with them all, not three.
     notice = await a.receive_json_from(timeout=5)
-    assert notice == {"type": "audience", "spectators": 2, "online": {"B": True, "W": True}}
+    assert notice == {"type": "audience", "spectators": 2, "online": {"B": True, "W": True}, "game_v": 1}
     assert await a.receive_nothing(timeout=1.5)
     await c.disconnect()
     await d.disconnect()
