@@ -1,11 +1,33 @@
-"""Websocket URL routes of the game app."""
+"""Websocket URL routes of the game app.
 
-from django.urls import path
+The game route takes only what :func:`game.models.new_game_id` makes, so nothing else (a NUL, an empty
+id, a slash) reaches the database; every other path goes to :class:`NoRouteConsumer`.
+"""
 
-from game.consumers import GameConsumer
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.urls import path, re_path
+
+from game.consumers import CLOSE_NO_SUCH_GAME, GameConsumer
 from game.lobby import LobbyConsumer
+from game.models import GAME_ID_ALPHABET, GAME_ID_LENGTH
+
+GAME_ID = f"[{GAME_ID_ALPHABET}]{{{GAME_ID_LENGTH}}}"
+
+
+class NoRouteConsumer(AsyncWebsocketConsumer):
+    """A websocket path no route matches (``/ws/game//``, ``/ws/nothing/``): accepted, then closed with
+    code 4404 as a game that does not exist is, instead of channels' "No route found" error (an HTTP 500).
+    No channel layer: it opens no channel in Redis."""
+
+    channel_layer_alias = None
+
+    async def connect(self):
+        await self.accept()
+        await self.close(code=CLOSE_NO_SUCH_GAME)
+
 
 websocket_urlpatterns = [
-    path("ws/game/<str:game_id>/", GameConsumer.as_asgi()),
+    re_path(rf"^ws/game/(?P<game_id>{GAME_ID})/$", GameConsumer.as_asgi()),
     path("ws/lobby/", LobbyConsumer.as_asgi()),
+    re_path(r"", NoRouteConsumer.as_asgi()),
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 
 import pytest
 from channels.db import database_sync_to_async
@@ -242,6 +243,19 @@ async def test_unknown_game_is_closed(alice):
     closing = await comm.receive_output(timeout=5)
     assert closing == {"type": "websocket.close", "code": 4404}
     await comm.disconnect()
+
+
+@pytest.mark.parametrize("path", ["/ws/game//", "/ws/game/a/b/", "/ws/nothing/", "/ws/", "/ws/game/%00/",
+                                  "/ws/game/abcdefghij%00/", "/ws/game/ABCDEFGHIJ/", "/ws/game/abcdefghij/extra/",
+                                  "/ws/lobby/x/"])
+async def test_paths_no_route_matches_are_closed_like_an_unknown_game(alice, path, caplog):
+    comm = WebsocketCommunicator(application, path, headers=alice.headers())
+    connected, _ = await comm.connect(timeout=5)
+    assert connected
+    closing = await comm.receive_output(timeout=5)
+    assert closing == {"type": "websocket.close", "code": 4404}
+    await comm.disconnect()
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
 async def drain(comm, quiet_s: float = 0.3) -> list[dict]:
