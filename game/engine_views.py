@@ -28,7 +28,7 @@ from game import computer, rules, services
 from game.computer_play import engine_pool
 from game.engine import ANALYSIS_MAX_MS, LEVELS, EngineBusy, levels
 from game.forms import NameField
-from game.models import Game
+from game.models import Game, is_game_id
 from game.views import player_id
 
 #: The analysis board's default thinking time (ms).
@@ -106,7 +106,8 @@ def _initial(request) -> tuple[str, str | None]:
             return rules.INITIAL_FEN, f"That position cannot be set up: {exc}."
     if request.GET.get("game"):
         game_id = request.GET["game"].strip().rstrip("/").rsplit("/", 1)[-1]
-        game = Game.objects.filter(pk=game_id).only("fen").first()
+        # Text no game id can be is an unknown game, not looked up (PostgreSQL refuses a NUL in text).
+        game = Game.objects.filter(pk=game_id).only("fen").first() if is_game_id(game_id) else None
         if game is None:
             return rules.INITIAL_FEN, "There is no such game."
         return game.fen, None

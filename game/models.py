@@ -6,17 +6,31 @@ unique per ``(game, ply)``, so two racing submissions for the same ply can
 never both be stored, whatever the number of server processes.
 """
 
+import re
 import secrets
 
 from django.db import models
 
 GAME_ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
 GAME_ID_LENGTH = 10
+#: A regular expression (no anchors) for what :func:`new_game_id` makes, for URL routes.
+GAME_ID_PATTERN = f"[{GAME_ID_ALPHABET}]{{{GAME_ID_LENGTH}}}"
+_GAME_ID = re.compile(GAME_ID_PATTERN)
 
 
 def new_game_id():
     """Return a fresh, unguessable game id: 10 characters of a 32-letter alphabet (50 bits)."""
     return "".join(secrets.choice(GAME_ID_ALPHABET) for _ in range(GAME_ID_LENGTH))
+
+
+def is_game_id(text) -> bool:
+    r"""Whether ``text`` is something :func:`new_game_id` could have made: only such text is looked up,
+    so nothing else (a NUL, which PostgreSQL refuses in text) reaches the database.
+
+    >>> is_game_id(new_game_id()), is_game_id("abcdefghi\x00"), is_game_id("ABCDEFGHIJ")
+    (True, False, False)
+    """
+    return isinstance(text, str) and _GAME_ID.fullmatch(text) is not None
 
 
 class Game(models.Model):

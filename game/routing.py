@@ -9,9 +9,7 @@ from django.urls import path, re_path
 
 from game.consumers import CLOSE_NO_SUCH_GAME, GameConsumer
 from game.lobby import LobbyConsumer
-from game.models import GAME_ID_ALPHABET, GAME_ID_LENGTH
-
-GAME_ID = f"[{GAME_ID_ALPHABET}]{{{GAME_ID_LENGTH}}}"
+from game.models import GAME_ID_PATTERN
 
 
 class NoRouteConsumer(AsyncWebsocketConsumer):
@@ -27,7 +25,7 @@ class NoRouteConsumer(AsyncWebsocketConsumer):
 
 
 websocket_urlpatterns = [
-    re_path(rf"^ws/game/(?P<game_id>{GAME_ID})/$", GameConsumer.as_asgi()),
+    re_path(rf"^ws/game/(?P<game_id>{GAME_ID_PATTERN})/$", GameConsumer.as_asgi()),
     path("ws/lobby/", LobbyConsumer.as_asgi()),
     re_path(r"", NoRouteConsumer.as_asgi()),
 ]

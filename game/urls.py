@@ -1,14 +1,35 @@
-"""HTTP routes of the game app."""
+"""HTTP routes of the game app.
 
-from django.urls import path
+The game routes take only what :func:`game.models.new_game_id` makes (the pattern the websocket routes of
+:mod:`game.routing` use too), so any other text in their place (a NUL, which PostgreSQL refuses in text;
+other characters; another length) is a plain 404 and never reaches the database.
+"""
+
+from django.urls import path, register_converter
 
 from game import engine_views, views
+from game.models import GAME_ID_PATTERN
+
+
+class GameIdConverter:
+    """``<game_id:...>``: a game id, as :func:`game.models.new_game_id` makes them."""
+
+    regex = GAME_ID_PATTERN
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(GameIdConverter, "game_id")
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("g/<str:game_id>/", views.game_page, name="game"),
-    path("g/<str:game_id>/join", views.join, name="join"),
-    path("g/<str:game_id>.pdn", views.game_pdn, name="game_pdn"),
+    path("g/<game_id:game_id>/", views.game_page, name="game"),
+    path("g/<game_id:game_id>/join", views.join, name="join"),
+    path("g/<game_id:game_id>.pdn", views.game_pdn, name="game_pdn"),
     path("games/live", views.live_games, name="live_games"),
     path("computer", engine_views.play_computer, name="play_computer"),
     path("analysis", engine_views.analysis_page, name="analysis"),

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from game import computer, rules, services
 from game.models import Game
@@ -100,6 +102,19 @@ def test_analysis_page_starts_from_a_game_or_a_fen():
     assert b'"fen": "W:W21:B1"' in page.content
     page = Client().get("/analysis", {"fen": "B:W1:B5"})
     assert b"white man on its crowning row: 1" in page.content
+
+
+@pytest.mark.parametrize("game", ["\x00", "abc\x00def", "abcdefghij\x00", "http://testserver/g/\x00/",
+                                  "http://testserver/g/abcdefghi\x00/", "ABCDEFGHIJ", "abcdefghil", "nosuchgame",
+                                  "\uff41bcdefghij", "   "])
+def test_analysis_page_from_a_malformed_game_id_is_like_an_unknown_game(game):
+    """Text no game id can be (a NUL: a DataError on PostgreSQL) is not looked up: "There is no such game"."""
+    with CaptureQueriesContext(connection) as queries:
+        page = Client().get("/analysis", {"game": game})
+    assert page.status_code == 200
+    assert b"There is no such game." in page.content
+    assert rules.INITIAL_FEN.encode() in page.content
+    assert not [q for q in queries.captured_queries if Game._meta.db_table in q["sql"]]
 
 
 def test_play_computer_form_starts_a_game_against_the_computer():

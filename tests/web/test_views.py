@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import resolve, reverse
 
-from game.models import Game
+from game import views
+from game.models import GAME_ID_ALPHABET, GAME_ID_LENGTH, Game, new_game_id
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -96,6 +100,30 @@ def test_display_name_is_escaped():
 def test_unknown_game_is_404():
     assert Client().get("/g/nosuchgame/").status_code == 404
     assert Client().post("/g/nosuchgame/join", {"name": "bob"}).status_code == 404
+
+
+def test_game_routes_take_every_game_id():
+    for game_id in (new_game_id(), GAME_ID_ALPHABET[:GAME_ID_LENGTH], GAME_ID_ALPHABET[-GAME_ID_LENGTH:]):
+        for name, path, view in (("game", f"/g/{game_id}/", views.game_page), ("join", f"/g/{game_id}/join", views.join),
+                                 ("game_pdn", f"/g/{game_id}.pdn", views.game_pdn)):
+            match = resolve(path)
+            assert (match.func, match.kwargs) == (view, {"game_id": game_id})
+            assert reverse(name, args=[game_id]) == path
+
+
+# What no game id can be: a NUL (PostgreSQL refuses it in text: a DataError, an HTTP 500), other
+# characters, other lengths.
+NOT_GAME_IDS = ["%00", "abc%00", "abcdefghi%00", "abcdefghij%00", "ABCDEFGHIJ", "abcdefghil", "abcdefghio",
+                "abcdefghi", "abcdefghijk", "abcdefghij%0A", "%EF%BD%81bcdefghij", "nosuchgame"]
+
+
+@pytest.mark.parametrize("game_id", NOT_GAME_IDS)
+@pytest.mark.parametrize("method, template", [("get", "/g/{}/"), ("get", "/g/{}.pdn"), ("post", "/g/{}/join")])
+def test_text_no_game_id_can_be_is_404_without_reaching_the_database(game_id, method, template):
+    with CaptureQueriesContext(connection) as queries:
+        response = getattr(Client(), method)(template.format(game_id), *([{"name": "bob"}] if method == "post" else []))
+    assert response.status_code == 404
+    assert queries.captured_queries == []
 
 
 def test_pdn_download_replays_with_the_rules_cli(tmp_path):
