@@ -9,7 +9,7 @@ draughts (``GameType "21"``).
 import dataclasses
 import re
 
-from .position import INITIAL_FEN, Color
+from .position import ASCII_WHITESPACE, INITIAL_FEN, Color
 
 __all__ = ["PdnGame", "read_games", "game_to_pdn", "write_game", "RESULTS", "GAME_TYPE"]
 
@@ -19,8 +19,12 @@ RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "*", "2-0", "0-2", "1-1", "0-0"})
 GAME_TYPE = "21"
 
 _TAG = re.compile(r'\[\s*([^\s"\[\]]+)\s*"((?:[^"\\\n]|\\.)*)"\s*\]')
-_TOKEN = re.compile(r'[^\s\[\]{}();]+')
-_MOVE_NUMBER = re.compile(r"\d+\.+")
+# re.ASCII: tokens are separated by ASCII whitespace only (the reader skips exactly that), and move
+# numbers and NAGs are ASCII digits, not the other Unicode ones \d matches. Anything else stays in
+# a token, which replay then refuses as a move.
+_TOKEN = re.compile(r'[^\s\[\]{}();]+', re.ASCII)
+_MOVE_NUMBER = re.compile(r"\d+\.+", re.ASCII)
+_NAG = re.compile(r"\$\d+\Z", re.ASCII)
 _ANNOTATION = re.compile(r"[!?]+\Z")
 
 
@@ -62,9 +66,9 @@ class _Builder:
     def build(self):
         fen = self.tags.get("FEN")
         if fen is not None:
-            fen = fen.strip().strip('"').strip()
+            fen = fen.strip(ASCII_WHITESPACE).strip('"').strip(ASCII_WHITESPACE)
             if fen.endswith("."):
-                fen = fen[:-1].rstrip()
+                fen = fen[:-1].rstrip(ASCII_WHITESPACE)
             fen = fen or None
         result = self.result if self.result is not None else self.tags.get("Result")
         return PdnGame(self.number, self.tags, self.moves, result, fen, self.line)
@@ -101,7 +105,9 @@ def read_games(handle):
     ``{comments}``, ``;`` line comments, ``%`` escape lines, nested
     ``(variations)`` (skipped), NAGs (``$1``), ``!``/``?`` annotations, and
     result tokens. A new game starts at a tag after move text, or at a move
-    after a result. Nothing is validated against the rules here.
+    after a result. Only ASCII whitespace separates tokens, and move numbers
+    and NAGs are ASCII digits; other characters stay in their token. Nothing
+    is validated against the rules here.
 
     >>> import io
     >>> text = '[Event "x"]\\n[FEN "W:W18:B14."]\\n1... 18x9 {only move} 1-0\\n'
@@ -127,7 +133,7 @@ def read_games(handle):
 
     while pos < n:
         c = text[pos]
-        if c in " \t\n\f\v":
+        if c in ASCII_WHITESPACE:
             pos += 1
             continue
         if c == "[":
@@ -163,7 +169,7 @@ def read_games(handle):
         match = _TOKEN.match(text, pos)
         token = match.group(0)
         pos = match.end()
-        if token.startswith("$") and token[1:].isdigit():
+        if _NAG.match(token):
             continue
         if token in RESULTS:
             if current is None:

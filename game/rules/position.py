@@ -132,11 +132,14 @@ class Move:
         return (Move, (self._path, self._captures, self._crowns))
 
 
-_FEN_SQUARE = re.compile(r"(K?)(\d+)(?:-(\d+))?\Z")
 # re.ASCII: only ASCII digits and whitespace, not the other Unicode ones \d and \s match (Arabic-Indic,
 # fullwidth, no-break space...).
+_FEN_SQUARE = re.compile(r"(K?)(\d+)(?:-(\d+))?\Z", re.ASCII)
 _MOVE_TEXT = re.compile(r"\s*(\d{1,2})((?:\s*[-xX:]\s*\d{1,2})+)\s*\Z", re.ASCII)
 _MOVE_PART = re.compile(r"[-xX:]\s*(\d{1,2})", re.ASCII)
+#: What re.ASCII's \s matches: space, tab, LF, CR, FF, VT. ``str.strip()`` without an argument would also
+#: take Unicode spaces (no-break space...) and the ASCII separators \x1c-\x1f.
+ASCII_WHITESPACE = " \t\n\r\f\v"
 
 
 def _mask(squares):
@@ -246,7 +249,10 @@ class Position:
         (``B`` or ``W``), then a ``W`` section and a ``B`` section (either
         order) separated by colons, each a comma-separated list of squares 1-32,
         ``K`` before a king; a range ``K?a-b`` stands for the squares a to b.
-        Surrounding whitespace is ignored. A section may be empty.
+        Squares are ASCII digits. ASCII whitespace (space, tab, line breaks)
+        around the text and around each square or range is ignored; any other
+        character, Unicode digits and spaces included, makes the FEN invalid.
+        A section may be empty.
 
         Raises :class:`InvalidFenError`, naming the fault: bad side to move,
         stray characters, square outside 1-32, repeated square, square held by
@@ -261,7 +267,7 @@ class Position:
         """
         if not isinstance(text, str):
             raise InvalidFenError(f"a FEN is a string, not {type(text).__name__}")
-        stripped = text.strip()
+        stripped = text.strip(ASCII_WHITESPACE)
         if not stripped:
             raise InvalidFenError("empty FEN")
         parts = stripped.split(":")
@@ -285,7 +291,7 @@ class Position:
             body = section[1:]
             items = body.split(",") if body else []
             for item in items:
-                match = _FEN_SQUARE.match(item.strip())
+                match = _FEN_SQUARE.match(item.strip(ASCII_WHITESPACE))
                 if not match:
                     raise InvalidFenError(f"stray characters in {item!r}")
                 king, first, last = match.group(1), int(match.group(2)), match.group(3)

@@ -21,6 +21,35 @@ def test_fen_accepts_ranges_and_surrounding_spaces():
     assert Position.from_fen("  B:W21-32:B1-12 \n") == Position.initial()
 
 
+def test_fen_accepts_ascii_whitespace_around_it_and_around_squares():
+    assert Position.from_fen("\t\v\fB:W21, 22 ,K30-31\r:B 1\n").fen() == "B:W21,22,K30,K31:B1"
+
+
+# Only ASCII digits and ASCII whitespace (space, tab, CR, LF, VT, FF) count: Python's \d, int() and
+# str.strip() would take fullwidth, Arabic-Indic or mathematical digits and Unicode spaces (and the
+# ASCII separators \x1c-\x1f) as well.
+@pytest.mark.parametrize("fen", [
+    "B:W\uff12\uff11:B1",              # fullwidth 21
+    "B:W\u0662\u0661:B1",              # Arabic-Indic 21
+    "B:W2\U0001d7cf:B1",                # 2 and a mathematical 1
+    "B:WK\u0968\u0967:B1",             # Devanagari 21, a king
+    "B:W21-\uff12\uff12:B1",           # a range ending in a fullwidth 22
+    "B:W21:B\u00b9",                    # a superscript 1
+    "\xa0B:W21:B1",                     # no-break spaces
+    "B:W21:B1\xa0",
+    "B:W21,\xa022:B1",
+    "B:W21\u2003:B1",                   # an em space
+    "\u3000B:W21:B1",                   # an ideographic space
+    "B:W21:B1\u2028",                   # a line separator
+    "B:W21:B1\x85",                     # a next-line control
+    "B:W21:B1\x1c",                     # an ASCII file separator (not whitespace here)
+])
+def test_fen_refuses_non_ascii_digits_and_whitespace(fen):
+    with pytest.raises(InvalidFenError) as info:
+        Position.from_fen(fen)
+    assert "stray characters" in str(info.value) or "side to move" in str(info.value)
+
+
 def test_fen_with_empty_side_reads():
     position = Position.from_fen("B:W:BK32")
     assert position.board() == {32: "B"}

@@ -140,6 +140,46 @@ def test_replay_reports_malformed_token():
     assert failure["ply"] == 2 and failure["move"] == "hello" and "MalformedMoveError" in failure["reason"]
 
 
+@pytest.mark.parametrize("number", ["\uff12.", "\u0662.", "\U0001d7d0.", "1\u0662.", "\u0662...", "\u00b2."])
+def test_move_numbers_are_ascii_digits_only(number):
+    (game,) = read(f'[Event "x"]\n1. 11-15 23-19 {number} 8-11 22-17 *\n')
+    assert game.moves == ["11-15", "23-19", number, "8-11", "22-17"]
+    failure = replay_game(game)
+    assert (failure["ply"], failure["move"]) == (3, number) and "MalformedMoveError" in failure["reason"]
+
+
+@pytest.mark.parametrize("nag", ["$\u0661", "$\uff11", "$\u00b9"])
+def test_nags_are_ascii_digits_only(nag):
+    (game,) = read(f"1. 11-15 {nag} 23-19 *\n")
+    assert game.moves == ["11-15", nag, "23-19"]
+    assert "MalformedMoveError" in replay_game(game)["reason"]
+
+
+@pytest.mark.parametrize("space", ["\xa0", "\u2003", "\u3000", "\u2028", "\x85", "\x1c"])
+def test_only_ascii_whitespace_separates_tokens(space):
+    (game,) = read(f"1. 11-15{space}23-19 2. 8-11 *\n")
+    assert game.moves == [f"11-15{space}23-19", "8-11"]
+    failure = replay_game(game)
+    assert failure["ply"] == 1 and "MalformedMoveError" in failure["reason"]
+
+
+def test_ascii_whitespace_separates_tokens():
+    (game,) = read("1.\t11-15\v23-19\f2. 8-11\r\n22-17 *")
+    assert game.moves == ["11-15", "23-19", "8-11", "22-17"] and replay_game(game) is None
+
+
+@pytest.mark.parametrize("fen", ["\xa0W:W18:B14", "W:W18:B14.\xa0", "W:W18:B14\u2003.", "W:W\uff11\uff18:B14"])
+def test_fen_tag_with_non_ascii_whitespace_or_digits_is_refused(fen):
+    (game,) = read(f'[FEN "{fen}"]\n1... 18x9 *\n')
+    failure = replay_game(game)
+    assert failure["ply"] == 0 and "InvalidFenError: bad FEN tag" in failure["reason"]
+
+
+def test_fen_tag_with_ascii_whitespace_around_it_reads():
+    (game,) = read('[FEN " \tW:W18:B14 . "]\n1... 18x9 *\n')
+    assert game.start_fen == "W:W18:B14" and replay_game(game) is None
+
+
 def test_replay_refuses_other_game_types():
     (game,) = read('[GameType "20"]\n1. 32-28 *\n')
     assert "not English draughts" in replay_game(game)["reason"]

@@ -1,5 +1,7 @@
 """Property tests (Hypothesis) of the rules: notation, move shape, capture and draw-counter invariants."""
 
+import io
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -8,10 +10,13 @@ from game.rules import (
     AmbiguousMoveError,
     Color,
     Game,
+    InvalidFenError,
     Position,
     Termination,
     perft,
+    read_games,
 )
+from game.rules.cli import replay_game
 from game.rules.bitboard import coordinates, index_at
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -61,6 +66,38 @@ def test_fen_round_trip(position):
     assert Position.from_fen(position.fen()).fen() == position.fen()
     assert Position.from_board(position.board(), position.turn) == position
     assert eval(repr(position), {"Position": Position}) == position
+
+
+# Digits and spaces Python's \d, int() or str.strip() would take: fullwidth, Arabic-Indic, Devanagari,
+# mathematical digits; no-break, em, ideographic spaces, line separator, next line, and \x1c-\x1f.
+NON_ASCII_DIGITS_AND_SPACES = "\uff11\uff12\u0661\u0662\u0967\U0001d7cf\xa0\u2003\u3000\u2028\x85\x1c\x1f"
+
+
+@SETTINGS
+@given(positions, st.data())
+def test_fen_with_a_non_ascii_character_anywhere_is_refused(position, data):
+    fen = position.fen()
+    at = data.draw(st.integers(min_value=0, max_value=len(fen)))
+    char = data.draw(st.one_of(st.sampled_from(NON_ASCII_DIGITS_AND_SPACES),
+                               st.characters(min_codepoint=0x80, exclude_categories=("Cs",))))
+    try:
+        Position.from_fen(fen[:at] + char + fen[at:])
+    except InvalidFenError:
+        pass
+    else:
+        raise AssertionError(f"accepted {fen[:at] + char + fen[at:]!r}")
+
+
+# Tokens, move numbers and tags, among them non-ASCII digits and spaces.
+PDN_CHARACTERS = st.one_of(st.characters(exclude_categories=("Cs",)),
+                           st.sampled_from(' 0123456789.-x:$[]"{}();%!?\n\t' + NON_ASCII_DIGITS_AND_SPACES))
+
+
+@SETTINGS
+@given(st.text(alphabet=PDN_CHARACTERS))
+def test_pdn_reader_and_replay_never_crash(text):
+    for game in read_games(io.StringIO(text)):
+        replay_game(game)  # None, or a report of the first move or tag refused: never an exception
 
 
 @SETTINGS

@@ -27,6 +27,8 @@ def search(client: Client, body, **headers):
     "B:W5:B5",            # a square held by both sides
     "X:W21:B1",           # a bad side to move
     "B:W21:B1;",          # stray characters
+    "B:W\uff12\uff11:B1",  # fullwidth digits
+    "B:W21:B1\xa0",       # a no-break space
 ])
 def test_analysis_position_bad_fen_refused_with_the_rules_reason(fen):
     response = Client().get("/analysis/position", {"fen": fen})
