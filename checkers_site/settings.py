@@ -12,6 +12,9 @@ Environment variables:
 ``DJANGO_CSRF_TRUSTED_ORIGINS`` comma-separated origins behind a proxy.
 ``DJANGO_SECURE``           ``1`` behind HTTPS: secure cookies, HSTS, SSL redirect.
 ``DATABASE_URL``            e.g. ``postgres://user@127.0.0.1:5432/checkers`` (default SQLite).
+``DATABASE_POOL_SIZE``      PostgreSQL connections one server process may hold (default 20; they
+                            are pooled: every request and game socket borrows one and gives it back).
+``DATABASE_POOL_TIMEOUT``   seconds to wait for a pooled connection before giving up (default 3).
 ``REDIS_URL``               e.g. ``redis://127.0.0.1:6379/0`` (default: the embedded
                             server on ``127.0.0.1:$EMBEDDED_REDIS_PORT``, 6380 unless set).
 ``MATCHMAKING_REDIS_URL``   the Redis holding the seek pools (default: ``REDIS_URL``).
@@ -103,8 +106,17 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         {"timeout": 20, "transaction_mode": "IMMEDIATE"}
     )
 else:
-    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
+    # Django's connection pool (psycopg_pool): under ASGI every page request runs in a thread of
+    # its own, and a persistent connection per thread left dozens of idle connections behind
+    # (once "too many clients"); pooled, a process holds at most DATABASE_POOL_SIZE and reuses
+    # them. A pool needs CONN_MAX_AGE 0: closing a connection gives it back.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 2, "max_size": env.int("DATABASE_POOL_SIZE", default=20),
+        # Seconds a request or socket waits for a connection before its action fails as
+        # "unavailable" (all in use, or the database unreachable).
+        "timeout": env.float("DATABASE_POOL_TIMEOUT", default=3.0)}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -18,8 +18,7 @@ def refuse_database() -> dict:
     and drop the open connection, so the next query fails to connect; return the old settings."""
     config = connections.settings["default"]
     saved = dict(config)
-    connection.close()
-    consumers.close_db_connections()   # the game sockets' database threads too
+    close_everything()
     if config["ENGINE"].endswith("sqlite3"):
         config["NAME"] = "/nonexistent-folder/checkers.sqlite3"
     else:
@@ -27,9 +26,17 @@ def refuse_database() -> dict:
     return saved
 
 
-def restore_database(saved: dict) -> None:
+def close_everything() -> None:
+    """Close this thread's connection, the game sockets' database threads' and the connection
+    pool (PostgreSQL), so that the next query connects with the settings as they are then."""
     connection.close()
     consumers.close_db_connections()
+    if hasattr(connection, "close_pool"):
+        connection.close_pool()
+
+
+def restore_database(saved: dict) -> None:
+    close_everything()
     connections.settings["default"].clear()
     connections.settings["default"].update(saved)
 
