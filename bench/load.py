@@ -19,9 +19,7 @@ What it does, in one process of plain asyncio (no uvloop), bounded in time:
    new-game form (CSRF token and cookie, colour Black), the opponent GETs the game page and POSTs
    its join form, and each spectator GETs the game page (which gives it its session).  Redirects
    are not followed (the page after them is not needed).  The requests go round-robin to the
-   Daphne processes, ``--http-workers`` (4) at a time: each request of Django's under ASGI runs
-   in a thread of its own whose persistent database connection lingers until garbage
-   collection, and 8 at a time left over 70 idle PostgreSQL connections behind two processes.
+   Daphne processes, ``--http-workers`` (4) at a time.
 3. Opens every socket (players and ``--spectators`` spectators per game, round-robin over the
    Daphne processes: the client plays the load balancer, so a game's sockets sit on different
    processes as behind nginx) at most ``--connect-concurrency`` at a time, and times how long
