@@ -267,6 +267,9 @@ export class Ctrl {
     this.setState(msg.state);
     this.setPending(null);
     this.resetSelection();
+    // A move makes an earlier notice ("... declined the draw offer") old news: the status line
+    // goes back to what matters now, such as a compulsory capture.
+    if (this.flash && this.flash.kind === 'info') this.clearFlash();
     if (before && this.you && before.draw_offer === this.you && !this.state.draw_offer && !this.isOver) {
       // The opponent played on instead of answering: that declines the offer.
       const who = this.seatName(opposite(this.you)) || 'Your opponent';

@@ -199,6 +199,8 @@ def test_draw_declined_then_move_played_offerer_told(server, new_context):
         expect(page.locator("body[data-status=active]")).to_be_attached()
         expect(page.locator("#result-banner")).to_be_hidden()
     expect(t.bob.locator("#board.interactive")).to_be_attached()
+    # The move makes the notice old news: the status line is free for what matters now.
+    expect(t.bob.locator("#status")).not_to_contain_text("declined the draw offer", timeout=500)
     expect(t.bob.locator("#draw-hint")).to_contain_text("after 3 more moves of yours")  # 6 plies after ply 0: ply 6
     expect(t.alice.locator("#offer-draw")).to_be_enabled()  # only the decliner's opponent waits
 
