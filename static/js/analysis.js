@@ -556,6 +556,7 @@ function renderPanel(ctrl) {
   byId('mode-play').checked = ctrl.mode === 'play';
   byId('mode-edit').checked = ctrl.mode === 'edit';
   byId('setup-tools').disabled = ctrl.mode !== 'edit';
+  byId('setup-tools').hidden = ctrl.mode !== 'edit'; // the piece palette only while setting up
   for (const input of document.querySelectorAll('input[name="tool"]')) input.checked = input.value === ctrl.tool;
   byId('turn-black').checked = turn === BLACK;
   byId('turn-white').checked = turn === WHITE;
