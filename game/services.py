@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
 from django.db.transaction import TransactionManagementError
@@ -702,20 +702,50 @@ def game_pdn(game_id: str, site: str) -> str:
     return rules.game_to_pdn(record, tags)
 
 
-def live_games(limit: int = 50) -> list[dict]:
-    """The games being played now, most recently active first.
+#: A live or untimed game in which nothing (a move, an offer, an answer) has happened for this
+#: many seconds is left off the live list: its players have most likely left.
+LIVE_LIST_IDLE_S = 15 * 60
+
+
+def live_games(limit: int = 50, now: datetime | None = None) -> list[dict]:
+    """The games being played now (as of ``now``, default the current time), most recently active first.
+
+    Left out, though still stored as in play until someone opens them (the server decides
+    clocks lazily): timed games whose side to move is out of time or, in a live game, has let its
+    first-move window pass (:func:`_expiry`, from the stored clock); untimed and live games with
+    no activity for :data:`LIVE_LIST_IDLE_S` (15 minutes); correspondence games, which move
+    slowly, are listed as long as their side to move is within its days for the move (no activity
+    for longer than that means it is out of time).  One query (a second only when more than
+    ``limit`` of the games it read were out of time), then the clocks are checked in Python.
 
     Returns ``[{"id": str, "black": str, "white": str, "ply": int, "spectators": int,
     "control": str, "label": str}]`` (the time control, as text and in words);
     spectator counts come from :mod:`game.presence` (0 when Redis is unreachable).
     """
-    games = list(Game.objects.filter(status=Game.Status.ACTIVE).order_by("-updated_at")
-                 .values("id", "black_name", "white_name", "ply", "time_control")[:limit])
-    counts = presence.spectator_counts([g["id"] for g in games])
-    controls = {g["time_control"]: clock.TimeControl.parse(g["time_control"]) for g in games}
-    return [{"id": g["id"], "black": g["black_name"], "white": g["white_name"], "ply": g["ply"],
-             "spectators": counts.get(g["id"], 0), "control": g["time_control"],
-             "label": controls[g["time_control"]].label()} for g in games]
+    from django.db.models import Q
+
+    now = now or timezone.now()
+    recent = (Q(updated_at__gte=now - timedelta(seconds=LIVE_LIST_IDLE_S))
+              & ~Q(time_control__in=clock.CORRESPONDENCE))
+    for text in clock.CORRESPONDENCE:
+        days = clock.TimeControl.parse(text).days
+        recent |= Q(time_control=text, updated_at__gte=now - timedelta(days=days))
+    rows = (Game.objects.filter(recent, status=Game.Status.ACTIVE).order_by("-updated_at")
+            .only("id", "black_name", "white_name", "ply", "time_control", "status", "fen",
+                  "black_ms", "white_ms", "turn_started_at", "updated_at"))
+    games, start, batch = [], 0, 2 * limit
+    while len(games) < limit:
+        read = list(rows[start:start + batch])
+        games += [g for g in read if not _expiry(g, now)]
+        if len(read) < batch:
+            break
+        start += batch
+    games = games[:limit]
+    counts = presence.spectator_counts([g.id for g in games])
+    controls = {g.time_control: clock.TimeControl.parse(g.time_control) for g in games}
+    return [{"id": g.id, "black": g.black_name, "white": g.white_name, "ply": g.ply,
+             "spectators": counts.get(g.id, 0), "control": g.time_control,
+             "label": controls[g.time_control].label()} for g in games]
 
 
 def playing_against_a_person(player_id: str | None) -> bool:

@@ -205,3 +205,50 @@ def test_create_game_bad_time_control_refused(fields):
     response = Client().post("/", {"name": "alice", "color": "B", **fields})
     assert response.status_code == 200
     assert Game.objects.count() == 0
+
+
+def test_live_games_leave_out_games_out_of_time_or_idle():
+    """Only games really in play are listed: not a live game whose first-move window or clock ran
+    out (the server ends those lazily), nor an untimed or live game idle for 15 minutes, nor a
+    correspondence game whose side to move has used up its days."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from game import services
+    from game.models import Game
+
+    now = timezone.now()
+    players = iter(range(100))
+
+    def game(control="untimed", started_s=0, idle_s=None, **fields):
+        n = next(players)
+        made = services.start_game(black=(f"b{n:031}", f"black{n}"), white=(f"w{n:031}", f"white{n}"),
+                                   time_control=control, now=now - timedelta(seconds=started_s))
+        updated = now - timedelta(seconds=started_s if idle_s is None else idle_s)
+        Game.objects.filter(pk=made.pk).update(updated_at=updated, **fields)
+        return made.id
+
+    moved = {"ply": 2, "fen": "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12"}
+    listed = [
+        game("untimed", started_s=60),
+        game("untimed", started_s=3600, idle_s=14 * 60),        # a move 14 minutes ago
+        game("5+0", started_s=20),                               # first move due within 30 s
+        game("1+0", started_s=50, black_ms=60_000, **moved),     # 10 s left
+        game("1d", started_s=20 * 3600, black_ms=86_400_000, **moved),
+        game("7d", started_s=6 * 86400, black_ms=7 * 86_400_000, **moved),
+    ]
+    left_out = [
+        game("untimed", started_s=16 * 60),                      # both players left
+        game("untimed", started_s=3600, idle_s=20 * 60),
+        game("5+0", started_s=40),                               # nobody made the first move
+        game("1+0", started_s=61, black_ms=60_000, **moved),     # Black's flag fell
+        game("10+5", started_s=20 * 60, black_ms=30 * 60_000, **moved),  # in time, idle 20 minutes
+        game("1d", started_s=25 * 3600, black_ms=86_400_000, **moved),
+        game("3d", started_s=3600, black_ms=60_000, **moved),    # the move's allowance used up
+    ]
+    ids = [g["id"] for g in Client().get("/games/live").json()["games"]]
+    assert sorted(ids) == sorted(listed)
+    assert not set(ids) & set(left_out)
+    assert Game.objects.filter(status=Game.Status.ACTIVE).count() == len(listed) + len(left_out)
+    assert [g["id"] for g in services.live_games(limit=2)] == [listed[2], listed[3]]
