@@ -476,22 +476,49 @@ def _seat_in_play(game: Game, player_id: str | None) -> str:
     return seat
 
 
-def _act(game_id: str, player_id: str | None, decide) -> Outcome:
-    """Run one game action under the row lock.
+def _charged(game: Game, now: datetime) -> dict:
+    """The stored clock of the side to move of ``game`` charged for its turn up to ``now``, for a
+    game in play that ends other than by a move (resignation, agreement, claim, abort): nothing
+    when no clock runs (untimed, a live game's first move of a side).  Called only when the side
+    to move is in time (:func:`_expiry` found nothing), so never below 1 ms."""
+    control = game.control
+    if not control.timed or not clock.runs(control, game.ply):
+        return {}
+    field = "black_ms" if game.fen[0] == "B" else "white_ms"
+    return {field: max(1, getattr(game, field) - clock.elapsed_ms(game.turn_started_at, now))}
+
+
+def _act(game_id: str, player_id: str | None, decide, now: datetime | None = None) -> Outcome:
+    """Run one game action under the row lock, as of ``now`` (default the current time).
 
     ``decide(game, seat)`` checks the action and returns ``(what, changes)``:
     the name of the ``update`` event and the stored changes; or it raises
     :class:`ActionError`.  Returns that event after the changes are stored.
+
+    In a game in play, an action that comes after the side to move ran out of time is not
+    carried out: the game ends on time instead (``flagged``, or ``aborted`` for a live game's
+    first move not made in time), as for a move.  An action that ends the game charges the
+    side to move for the time of its turn so far (:func:`_charged`), so the final clocks are
+    those the players saw.
     """
     with transaction.atomic():
         game = _load_for_update(game_id)
         seat = game.seat_of(player_id)
         what, changes = decide(game, seat)
+        if game.status == Game.Status.ACTIVE:
+            now = now or timezone.now()
+            expired = _expiry(game, now)
+            if expired:
+                return _store_update(game, seat=None, what=expired[0], changes=expired[1])
+            if changes.get("status") in (Game.Status.FINISHED, Game.Status.ABORTED):
+                changes.update(_charged(game, now))
         return _store_update(game, seat, what, changes)
 
 
-def offer_draw(game_id: str, player_id: str | None) -> Outcome:
+def offer_draw(game_id: str, player_id: str | None, now: datetime | None = None) -> Outcome:
     """Offer a draw, on either turn.  An offer while the opponent's offer is pending accepts it.
+
+    ``now`` (default the current time): see :func:`_act` for the clocks.
 
     After a declined offer the same player may offer again once
     :data:`DRAW_OFFER_COOLDOWN_PLIES` plies have been played.  Raises
@@ -512,13 +539,13 @@ def offer_draw(game_id: str, player_id: str | None) -> Outcome:
                                           f"after {moves} more move{'s' if moves != 1 else ''} of yours.")
         return "draw_offered", {"draw_offer": seat}
 
-    return _act(game_id, player_id, decide)
+    return _act(game_id, player_id, decide, now)
 
 
-def answer_draw(game_id: str, player_id: str | None, accept: bool) -> Outcome:
+def answer_draw(game_id: str, player_id: str | None, accept: bool, now: datetime | None = None) -> Outcome:
     """Accept (the game is drawn by agreement) or decline the opponent's pending draw offer.
 
-    Raises :class:`ActionError`: ``no_such_game``, ``not_seated``,
+    ``now`` (default the current time): see :func:`_act` for the clocks.  Raises :class:`ActionError`: ``no_such_game``, ``not_seated``,
     ``not_started``, ``game_over``, ``no_offer`` (none pending, or it is your own).
     """
     def decide(game, seat):
@@ -529,26 +556,27 @@ def answer_draw(game_id: str, player_id: str | None, accept: bool) -> Outcome:
             return "draw_accepted", _finished(rules.Outcome(rules.Termination.AGREEMENT, None))
         return "draw_declined", _declined(game, game.ply)
 
-    return _act(game_id, player_id, decide)
+    return _act(game_id, player_id, decide, now)
 
 
-def resign(game_id: str, player_id: str | None) -> Outcome:
+def resign(game_id: str, player_id: str | None, now: datetime | None = None) -> Outcome:
     """Resign: the opponent wins by resignation.
 
-    Raises :class:`ActionError`: ``no_such_game``, ``not_seated``, ``not_started``, ``game_over``.
+    ``now`` (default the current time): see :func:`_act` for the clocks.  Raises :class:`ActionError`: ``no_such_game``, ``not_seated``, ``not_started``, ``game_over``.
     """
     def decide(game, seat):
         seat = _seat_in_play(game, player_id)
         winner = rules.Color.WHITE if seat == "B" else rules.Color.BLACK
         return "resigned", _finished(rules.Outcome(rules.Termination.RESIGNATION, winner))
 
-    return _act(game_id, player_id, decide)
+    return _act(game_id, player_id, decide, now)
 
 
-def abort(game_id: str, player_id: str | None) -> Outcome:
+def abort(game_id: str, player_id: str | None, now: datetime | None = None) -> Outcome:
     """Abort a game in which a side has not yet made its first move (or nobody has joined yet).
 
-    The game is marked aborted, neither won nor lost.  Raises
+    The game is marked aborted, neither won nor lost.  ``now`` (default the current time): see
+    :func:`_act` for the clocks.  Raises
     :class:`ActionError`: ``no_such_game``, ``not_seated``, ``game_over``,
     ``too_late`` (both sides have moved).
     """
@@ -561,7 +589,7 @@ def abort(game_id: str, player_id: str | None) -> Outcome:
             raise ActionError("too_late", "Both sides have moved; the game can no longer be aborted.")
         return "aborted", _finished(rules.Outcome(rules.Termination.ABORTED, None))
 
-    return _act(game_id, player_id, decide)
+    return _act(game_id, player_id, decide, now)
 
 
 def offer_rematch(game_id: str, player_id: str | None) -> Outcome:
@@ -592,11 +620,12 @@ def offer_rematch(game_id: str, player_id: str | None) -> Outcome:
     return _act(game_id, player_id, decide)
 
 
-def claim(game_id: str, player_id: str | None, draw: bool) -> Outcome:
+def claim(game_id: str, player_id: str | None, draw: bool, now: datetime | None = None) -> Outcome:
     """The opponent of a player to move who left claims the win (or calls it a draw).
 
     Allowed when the player to move has had no page of the game open for
-    :func:`game.clock.claim_after_s` seconds (:func:`game.presence.offline_s`).  Raises
+    :func:`game.clock.claim_after_s` seconds (:func:`game.presence.offline_s`).  ``now``
+    (default the current time): see :func:`_act` for the clocks.  Raises
     :class:`ActionError`: ``no_such_game``, ``not_seated``, ``not_started``,
     ``game_over``, ``not_claimable`` (correspondence, or it is your own turn),
     ``opponent_present`` (present, or away for less than the limit; the
@@ -629,7 +658,7 @@ def claim(game_id: str, player_id: str | None, draw: bool) -> Outcome:
         winner = rules.Color(seat)
         return "claimed_win", _finished(rules.Outcome(rules.Termination.ABANDONED, winner))
 
-    return _act(game_id, player_id, decide)
+    return _act(game_id, player_id, decide, now)
 
 
 def decline_rematch(game_id: str, player_id: str | None) -> Outcome:

@@ -237,3 +237,57 @@ def test_claim_against_the_computer_is_refused():
         with pytest.raises(services.ActionError) as exc:
             services.claim(game.id, BOB, draw=False)
     assert exc.value.code == "not_claimable"
+
+
+def test_ending_a_game_other_than_by_a_move_charges_the_side_to_move():
+    """Resigning, agreeing a draw, claiming or aborting charges the side to move for its turn so far
+    (the final clocks were shown as at the turn's start); out of time, the flag wins instead."""
+    def ready(control="5+0"):
+        game = services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"), time_control=control,
+                                   now=at(0))
+        game = play(game, ALICE, "11-15", 1)
+        game = play(game, BOB, "23-19", 2)
+        return play(game, ALICE, "8-11", 3)   # Black spent 1 s; White to move from at(3)
+
+    def ended(outcome, what):
+        [event] = outcome.events
+        assert event["what"] == what
+        game = Game.objects.get(pk=event["state"]["id"])
+        clocks = event["state"]["clock"]
+        assert (clocks["B"], clocks["W"], clocks["running"]) == (game.black_ms, game.white_ms, None)
+        return game
+
+    game = ended(services.resign(ready().id, BOB, now=at(7.5)), "resigned")      # Bob's clock read 4:55.5
+    assert (game.black_ms, game.white_ms, game.result) == (299_000, 295_500, "1-0")
+    game = ended(services.resign(ready().id, ALICE, now=at(8)), "resigned")      # on Bob's turn
+    assert (game.black_ms, game.white_ms, game.result) == (299_000, 295_000, "0-1")
+    game = ready()
+    services.offer_draw(game.id, ALICE, now=at(4))
+    game = ended(services.answer_draw(game.id, BOB, accept=True, now=at(10)), "draw_accepted")
+    assert (game.black_ms, game.white_ms) == (299_000, 293_000)
+    game = ready()
+    services.offer_draw(game.id, ALICE, now=at(4))
+    game = ended(services.offer_draw(game.id, BOB, now=at(11)), "draw_accepted")
+    assert game.white_ms == 292_000
+    with override_settings(CLAIM_AFTER_LIVE_S=0):
+        game = ended(services.claim(ready().id, ALICE, draw=False, now=at(20)), "claimed_win")
+    assert (game.black_ms, game.white_ms, game.termination) == (299_000, 283_000, "abandoned")
+    # Still in time at the last ms: 1 ms left, not a flag.
+    game = ended(services.resign(ready().id, BOB, now=at(302.999)), "resigned")
+    assert (game.white_ms, game.termination) == (1, "resignation")
+    # Out of time: the flag wins over a resignation or a draw offer, whoever sends it.
+    game = ended(services.resign(ready().id, BOB, now=at(303)), "flagged")
+    assert (game.black_ms, game.white_ms, game.termination, game.result) == (299_000, 0, "time_forfeit", "1-0")
+    game = ended(services.offer_draw(ready().id, ALICE, now=at(400)), "flagged")
+    assert (game.white_ms, game.result) == (0, "1-0")
+    # A live game's first move runs no clock: an abort charges nothing.
+    game = services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"), time_control="5+0", now=at(0))
+    game = play(game, ALICE, "11-15", 1)
+    game = ended(services.abort(game.id, BOB, now=at(20)), "aborted")
+    assert (game.black_ms, game.white_ms) == (300_000, 300_000)
+    # A correspondence move's allowance runs from the first move on.
+    day = 86_400_000
+    game = services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"), time_control="1d", now=at(0))
+    game = play(game, ALICE, "11-15", 10)
+    game = ended(services.abort(game.id, BOB, now=at(70)), "aborted")
+    assert (game.black_ms, game.white_ms) == (day, day - 60_000)
