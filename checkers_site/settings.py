@@ -15,6 +15,7 @@ Environment variables:
 ``DATABASE_POOL_SIZE``      PostgreSQL connections one server process may hold (default 20; they
                             are pooled: every request and game socket borrows one and gives it back).
 ``DATABASE_POOL_TIMEOUT``   seconds to wait for a pooled connection before giving up (default 3).
+``DATABASE_LOCK_TIMEOUT_MS`` PostgreSQL ``lock_timeout``: ms a statement waits for a lock (5000).
 ``REDIS_URL``               e.g. ``redis://127.0.0.1:6379/0`` (default: the embedded
                             server on ``127.0.0.1:$EMBEDDED_REDIS_PORT``, 6380 unless set).
 ``MATCHMAKING_REDIS_URL``   the Redis holding the seek pools (default: ``REDIS_URL``).
@@ -111,8 +112,14 @@ else:
     # (once "too many clients"); pooled, a process holds at most DATABASE_POOL_SIZE and reuses
     # them. A pool needs CONN_MAX_AGE 0: closing a connection gives it back.
     DATABASES["default"]["CONN_MAX_AGE"] = 0
-    DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
-    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+    # No test round trip per checkout: a dead connection fails its request at once and the pool
+    # is swept (checkers_site/dbpool.py).
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
+    # A transaction waiting longer than this for a row lock fails ("unavailable") instead of
+    # holding one of the game sockets' database threads for as long as another holds the lock.
+    DATABASES["default"].setdefault("OPTIONS", {})["options"] = \
+        f"-c lock_timeout={env.int('DATABASE_LOCK_TIMEOUT_MS', default=5000)}"
+    DATABASES["default"]["OPTIONS"]["pool"] = {
         "min_size": 2, "max_size": env.int("DATABASE_POOL_SIZE", default=20),
         # Seconds a request or socket waits for a connection before its action fails as
         # "unavailable" (all in use, or the database unreachable).

@@ -8,3 +8,10 @@ class GameConfig(AppConfig):
 
     default_auto_field = "django.db.models.BigAutoField"
     name = "game"
+
+    def ready(self) -> None:
+        from django.core.signals import got_request_exception
+
+        from checkers_site import dbpool
+        # A page request that failed on a dropped database connection sweeps the pool.
+        got_request_exception.connect(dbpool.on_request_exception, dispatch_uid="dbpool-sweep")

@@ -26,6 +26,7 @@ from channels.consumer import get_handler_name
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connections
 
+from checkers_site import dbpool
 from game import computer, computer_play, fanout, presence, services
 from game.broadcast import publish
 from game.protocol import (
@@ -123,6 +124,9 @@ def in_db_thread(func):
         close_old_connections()
         try:
             return func(*args, **kwargs)
+        except DatabaseError as exc:
+            dbpool.sweep(exc)  # a dropped connection: get the pool's other idle ones tested
+            raise
         finally:
             close_old_connections()
 
@@ -323,6 +327,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
 
     async def handle(self, message):
         """Carry out one parsed client message."""
+        if self.role == "S" and isinstance(message, (PlayMove, Action)):
+            await self.check_seated(message)
         if isinstance(message, Ping):
             # In the background: a slow Redis must not hold up this socket's next move.
             in_background(presence.refresh(self.game_id, self.channel_name, self.role))
@@ -341,6 +347,16 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             service = ACTION_SERVICES[message.name]
             outcome = await in_db_thread(service)(self.game_id, self.player_id)
             await self.publish(outcome.events)
+
+    async def check_seated(self, message) -> None:
+        """A spectator's socket asks to move or act: refuse it ``not_seated`` before any service
+        call takes the game's row lock (a crowd of spectators would otherwise queue on it), unless
+        the viewer took a seat since the socket opened (then this socket plays for that seat)."""
+        seat = await in_db_thread(services.seat_of)(self.game_id, self.player_id)
+        if seat is None:
+            what = "move" if isinstance(message, PlayMove) else "do that"
+            raise services.ActionError("not_seated", f"Only the seated players can {what}; you are watching.")
+        self.role = seat
 
     async def publish(self, events: list[dict]) -> None:
         """Publish committed ``events`` to the game; if the channel layer fails, at least this

@@ -702,6 +702,21 @@ def snapshot(game_id: str, player_id: str | None) -> dict:
                            [fen for _, fen in rows], you=game.seat_of(player_id))
 
 
+def seat_of(game_id: str, player_id: str | None) -> str | None:
+    """The seat (``"B"`` or ``"W"``) ``player_id`` holds in game ``game_id``, read without locking
+    the game; None for a spectator, no player id or no such game.
+
+    For refusing spectators before any row lock is taken; every action checks the seat
+    again under the lock.
+    """
+    if not player_id:
+        return None
+    seats = Game.objects.filter(pk=game_id).values_list("black_player", "white_player").first()
+    if seats is None:
+        return None
+    return "B" if seats[0] == player_id else "W" if seats[1] == player_id else None
+
+
 def version(game_id: str) -> int | None:
     """The game's version (``v`` of its last event), or None when there is no such game."""
     return Game.objects.filter(pk=game_id).values_list("version", flat=True).first()

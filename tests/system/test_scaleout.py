@@ -13,8 +13,11 @@ from __future__ import annotations
 import asyncio
 import http.cookiejar
 import json
+import os
 import re
 import shutil
+import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -172,7 +175,7 @@ def site(tmp_path):
         nginx = Nginx(tmp_path / "nginx.log", [d.port for d in daphnes])
         nginx.start()
         try:
-            yield {"redis": redis, "daphnes": daphnes, "nginx": nginx}
+            yield {"redis": redis, "daphnes": daphnes, "nginx": nginx, "database_url": database_url}
         finally:
             nginx.stop()
             for daphne in daphnes:
@@ -256,6 +259,63 @@ def test_killed_daphne_and_restarted_redis_lose_no_move(site):
         await fresh.start()
         assert fresh.moves == moves
         await fresh.close()
+
+    asyncio.run(scenario())
+
+
+def terminate_connections(database_url: str) -> int:
+    """Drop every connection PostgreSQL holds to the site's database, as a restart would; return
+    how many there were."""
+    import psycopg
+
+    name = urllib.parse.urlparse(database_url).path.lstrip("/")
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        rows = conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                            "WHERE datname = %s AND pid <> pg_backend_pid()", [name]).fetchall()
+    return len(rows)
+
+
+def page_status(port: int) -> int:
+    try:
+        return urllib.request.urlopen(f"http://127.0.0.1:{port}/games/live", timeout=10).status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+@pytest.mark.skipif(not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")),
+                    reason="the connection pool is PostgreSQL's")
+def test_dropped_database_connections_cost_a_moment_not_seconds(site):
+    """PostgreSQL drops every connection of the site (a restart, an administrator) while the
+    pools of both processes hold idle ones: moves and pages work again within moments, a dead
+    connection failing its request at once instead of each costing seconds."""
+    async def scenario():
+        moves = recorded_moves()
+        game_id, cookies = await seat_players(site["nginx"].port)
+        viewers = await connect_on_different_processes(site["nginx"].port, game_id, cookies)
+        a, b, _ = viewers
+        try:
+            for ply, move in enumerate(moves[:4], start=1):
+                await play(a if ply % 2 else b, viewers, move, ply)
+            for daphne in site["daphnes"]:   # idle connections in both pools
+                await asyncio.gather(*[asyncio.to_thread(page_status, daphne.port) for _ in range(6)])
+            assert await asyncio.to_thread(terminate_connections, site["database_url"]) >= 4
+            started = time.monotonic()
+            for ply, move in enumerate(moves[4:10], start=5):
+                await play(a if ply % 2 else b, viewers, move, ply)
+            assert time.monotonic() - started < 8
+            for viewer in viewers:
+                assert viewer.moves == moves[:10]
+        finally:
+            for viewer in viewers:
+                await viewer.close()
+        assert await asyncio.to_thread(terminate_connections, site["database_url"]) >= 2
+        for daphne in site["daphnes"]:
+            started = time.monotonic()
+            statuses = [await asyncio.to_thread(page_status, daphne.port) for _ in range(3)]
+            while statuses[-1] != 200 and time.monotonic() - started < 10:
+                statuses.append(await asyncio.to_thread(page_status, daphne.port))
+            assert statuses[-1] == 200
+            assert time.monotonic() - started < 2, statuses
 
     asyncio.run(scenario())
 

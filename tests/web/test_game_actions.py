@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import time
 
 import pytest
 from channels.db import database_sync_to_async
@@ -264,3 +266,36 @@ def test_resign_racing_accept_settles_once(repeat):
         with pytest.raises(services.ActionError):
             call()
     assert stored(game.id) == before
+
+
+@pytest.mark.asyncio
+async def test_spectator_actions_are_refused_without_waiting_for_the_game_lock(alice, bob, carol):
+    """While a transaction holds the game's row lock, a spectator's move and resignation are refused
+    `not_seated` at once: spectators never queue on the lock (nor take the sockets' database
+    threads while they wait)."""
+    game_id, a, b, c, v = await seated(alice, bob, carol)
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_lock():
+        from django.db import connection, transaction
+        with transaction.atomic():
+            services._load_for_update(game_id)
+            locked.set()
+            release.wait(10)
+        connection.close()
+
+    holder = threading.Thread(target=hold_lock)
+    holder.start()
+    try:
+        assert await asyncio.to_thread(locked.wait, 5)
+        started = time.monotonic()
+        await c.send_json_to({"type": "resign"})
+        assert (await recv(c, timeout=2))["code"] == "not_seated"
+        await c.send_json_to({"type": "move", "move": "11-15", "v": v})
+        assert (await recv(c, timeout=2))["code"] == "not_seated"
+        assert time.monotonic() - started < 1.5
+    finally:
+        release.set()
+        await asyncio.to_thread(holder.join)
+    for comm in (a, b, c):
+        await comm.disconnect()
