@@ -69,33 +69,10 @@ def _counts(members: list[bytes]) -> dict:
 EMPTY = {"spectators": 0, "online": {"B": False, "W": False}}
 
 
-async def enter(game_id: str, channel_name: str, role: str) -> dict:
-    """Add (or refresh) one socket; return the game's audience.
-
-    ``role`` is ``'B'``, ``'W'`` or ``'S'``.  Returns ``{"spectators": int,
-    "online": {"B": bool, "W": bool}}``; :data:`EMPTY` when Redis fails.
-    """
-    now = time.time()
-    try:
-        pipe = _client().pipeline(transaction=True)
-        pipe.zadd(_key(game_id), {f"{role}:{channel_name}": now + VIEWER_TTL_S})
-        pipe.zremrangebyscore(_key(game_id), "-inf", now)
-        pipe.expire(_key(game_id), VIEWER_TTL_S * 2)
-        if role in ("B", "W"):
-            pipe.hset(_seen_key(game_id), role, now)
-            pipe.expire(_seen_key(game_id), 30 * 86400)
-        pipe.zrange(_key(game_id), 0, -1)
-        members = (await pipe.execute())[-1]
-    except (redis.RedisError, OSError) as exc:
-        log.warning("presence unavailable: %s", exc)
-        return EMPTY
-    return _counts(members)
-
-
 async def refresh(game_id: str, channel_name: str, role: str) -> None:
-    """Add or refresh one socket, as :func:`enter` does, without reading the audience back:
-    one round trip with no transaction, for sockets connecting and pinging (every 20 s each).
-    Logs when Redis fails."""
+    """Add or refresh one socket (``role`` ``'B'``, ``'W'`` or ``'S'``) and, for a player, the
+    time its seat was last seen, without reading the audience back: one round trip with no
+    transaction, for sockets connecting and pinging (every 20 s each).  Logs when Redis fails."""
     now = time.time()
     try:
         pipe = _client().pipeline(transaction=False)
@@ -111,7 +88,8 @@ async def refresh(game_id: str, channel_name: str, role: str) -> None:
 
 
 async def audience(game_id: str) -> dict:
-    """The game's audience now, as :func:`enter` returns it (read only)."""
+    """The game's audience now: ``{"spectators": int, "online": {"B": bool, "W": bool}}``;
+    :data:`EMPTY` when Redis fails."""
     try:
         members = await _client().zrangebyscore(_key(game_id), time.time(), "+inf")
     except (redis.RedisError, OSError) as exc:
@@ -121,7 +99,7 @@ async def audience(game_id: str) -> dict:
 
 
 async def leave(game_id: str, channel_name: str, role: str) -> dict:
-    """Remove one socket; return the game's audience as :func:`enter` does."""
+    """Remove one socket; return the game's audience as :func:`audience` does."""
     try:
         pipe = _client().pipeline(transaction=True)
         if role in ("B", "W"):
