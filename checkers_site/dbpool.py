@@ -14,6 +14,7 @@ replacing the dead ones, so the requests after it get live connections.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 
@@ -59,5 +60,4 @@ def _check(pool) -> None:
 
 def on_request_exception(sender, request=None, **kwargs) -> None:
     """``got_request_exception`` receiver: a page request failed; sweep if the database was why."""
-    import sys
     sweep(sys.exc_info()[1])

@@ -11,6 +11,7 @@ service call off the event loop, and any refusal is answered with an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import threading
@@ -231,8 +232,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         session = self.scope.get("session")
         self.player_id = session.get("player_id") if session is not None else None
         self.snapshot_lock = asyncio.Lock()
-        async with self.snapshot_lock:
-            self.held = []
+        async with self.holding_events():
             try:
                 # Joined first: every event committed after the snapshot is read reaches this socket.
                 await fanout.hub().join(self.game_id, self)
@@ -251,7 +251,6 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             self.computer = computer.has_computer(snapshot["state"])
             await self.accept()
             await self.send_state(snapshot)
-            await self.release_held()
         # In the background: a burst of sockets connecting must not hold up their first moves.
         self.entering = in_background(presence.refresh(self.game_id, self.channel_name, self.role))
         self.announce()
@@ -261,8 +260,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     async def dispatch(self, message):
         """Run the handler of ``message``, without the ``aclose_old_connections()`` that channels
         runs before each one: that is a hop to its single sync thread for every frame, and this
-        consumer touches the
-        database only through :func:`in_db_thread`, which closes stale connections itself."""
+        consumer touches the database only through :func:`in_db_thread`, which closes stale
+        connections itself."""
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
@@ -374,20 +373,22 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         those it already has), so a page never goes back from an event to an older
         snapshot.  Raises what :func:`game.services.snapshot` raises.
         """
-        async with self.snapshot_lock:
-            self.held = []
-            try:
-                await self.send_state(await in_db_thread(services.snapshot)(self.game_id, self.player_id))
-            finally:
-                await self.release_held()
+        async with self.holding_events():
+            await self.send_state(await in_db_thread(services.snapshot)(self.game_id, self.player_id))
 
-    async def release_held(self) -> None:
-        """Send the events held while a snapshot was read and sent, then stop holding."""
-        held = self.held
-        while held:  # events keep arriving while these are sent
-            text, follow = held.pop(0)
-            await self.forward(text, follow)
-        self.held = None
+    @contextlib.asynccontextmanager
+    async def holding_events(self):
+        """While a snapshot is read and sent (one at a time per socket), hold the hub's events
+        for this socket; send them afterwards, in order."""
+        async with self.snapshot_lock:
+            self.held = held = []
+            try:
+                yield
+            finally:
+                while held:  # events keep arriving while these are sent
+                    text, follow = held.pop(0)
+                    await self.forward(text, follow)
+                self.held = None
 
     async def deliver(self, text: str, follow: dict | None) -> None:
         """One event of the game from the hub (:meth:`game.fanout.Member.deliver`): forward it
