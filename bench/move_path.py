@@ -1,4 +1,4 @@
-"""The cost of one move on the server: CPU and wall time of :func:`game.services.play_move`.
+"""The cost of one move on the server: CPU and wall time of :func:`game.round.actions.play_move`.
 
 Run by hand from the repository root (it is not a test)::
 
@@ -15,7 +15,7 @@ dropped afterwards; on SQLite a file in a temporary folder.  It migrates,
 starts ``--games`` untimed games with both seats taken, and plays moves
 round-robin over the games, the way concurrent games interleave on the site:
 each move is drawn at random (``--seed``) from ``game.rules``' legal moves of
-the game's position and played through ``services.play_move`` with the version
+the game's position and played through ``actions.play_move`` with the version
 the client would send.  A game that ends is replaced by a new one.
 
 Only the ``play_move`` call is timed: ``time.process_time`` (CPU of this
@@ -92,13 +92,14 @@ def child(args) -> dict:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from game import rules, services
+    from game import rules
+    from game.round import actions
 
     call_command("migrate", verbosity=0)
     rng = random.Random(args.seed)
 
     def new_game() -> list:
-        game = services.start_game(black=(BLACK, "black"), white=(WHITE, "white"))
+        game = actions.start_game(black=(BLACK, "black"), white=(WHITE, "white"))
         return [game.id, rules.Game(), game.version]
 
     games = [new_game() for _ in range(args.games)]
@@ -115,11 +116,11 @@ def child(args) -> dict:
             text = str(move)
             if statements is not None:
                 with CaptureQueriesContext(connection) as queries:
-                    outcome = services.play_move(game_id, player, text, v)
+                    outcome = actions.play_move(game_id, player, text, v)
                 statements.extend(query["sql"] for query in queries.captured_queries)
             else:
                 c0, w0 = time.process_time(), time.perf_counter()
-                outcome = services.play_move(game_id, player, text, v)
+                outcome = actions.play_move(game_id, player, text, v)
                 c1, w1 = time.process_time(), time.perf_counter()
                 if cpu is not None:
                     cpu.append(c1 - c0)
@@ -220,7 +221,7 @@ def main() -> None:
         runs.append(with_sqlite(args))
     print(f"Python {platform.python_version()} ({platform.python_implementation()}), "
           f"load average {os.getloadavg()[0]:.2f}")
-    print(f"services.play_move: {args.games} games in play, {args.moves} timed moves per pass, "
+    print(f"actions.play_move: {args.games} games in play, {args.moves} timed moves per pass, "
           f"µs per call")
     print(f"{'database':<11}{'pass':>5}{'cpu mean':>10}{'cpu p50':>9}{'wall mean':>11}{'wall p50':>10}"
           f"{'wall p99':>10}{'server cpu':>12}")

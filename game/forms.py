@@ -2,8 +2,8 @@
 
 from django import forms
 
-from game import clock
-from game.services import NAME_MAX_CHARS
+from game.names import NAME_MAX_CHARS
+from game.round import clock
 
 TIME_CONTROL_CHOICES = (
     [("untimed", "Untimed")]

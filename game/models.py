@@ -6,10 +6,15 @@ unique per ``(game, ply)``, so two racing submissions for the same ply can
 never both be stored, whatever the number of server processes.
 """
 
+from __future__ import annotations
+
 import re
 import secrets
 
 from django.db import models
+
+from game.round.clock import Clock, TimeControl
+from game.rules import Color
 
 GAME_ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
 GAME_ID_LENGTH = 10
@@ -44,7 +49,7 @@ class Game(models.Model):
     start): positions before that ply can never occur again, so the rules need
     only the moves after it to decide repetitions and the forty-move rule.
 
-    ``time_control`` is a :class:`game.clock.TimeControl` as text (``untimed``,
+    ``time_control`` is a :class:`game.round.clock.TimeControl` as text (``untimed``,
     ``5+3``, ``3d``); ``black_ms``/``white_ms`` the time each side had when the
     current turn started (ms) and ``turn_started_at`` when it started.
 
@@ -99,25 +104,62 @@ class Game(models.Model):
     def __str__(self):
         return f"{self.id}: {self.black_name or '?'} vs {self.white_name or '?'} ({self.status})"
 
-    def seat_of(self, player_id):
-        """Return ``'B'``, ``'W'`` or ``None``: the seat ``player_id`` holds in this game."""
+    def seat_of(self, player_id: str | None) -> Color | None:
+        """The seat ``player_id`` holds in this game, or None (a spectator, or no player id)."""
         if not player_id:
             return None
         if self.black_player == player_id:
-            return "B"
+            return Color.BLACK
         if self.white_player == player_id:
-            return "W"
+            return Color.WHITE
         return None
 
-    @property
-    def control(self):
-        """The game's :class:`game.clock.TimeControl`."""
-        from game.clock import TimeControl
+    def player(self, side: Color) -> str:
+        """The player id in ``side``'s seat (``""`` while free)."""
+        return self.black_player if side is Color.BLACK else self.white_player
 
+    @property
+    def turn(self) -> Color:
+        """The side to move."""
+        return Color(self.fen[0])
+
+    @staticmethod
+    def seat_fields(side: Color) -> tuple[str, str]:
+        """The fields of ``side``'s seat: ``(player id field, display name field)``."""
+        return ("black_player", "black_name") if side is Color.BLACK else ("white_player", "white_name")
+
+    @staticmethod
+    def ms_field(side: Color) -> str:
+        """The field of ``side``'s time left (ms): ``"black_ms"`` or ``"white_ms"``."""
+        return "black_ms" if side is Color.BLACK else "white_ms"
+
+    @staticmethod
+    def draw_ply_field(side: Color) -> str:
+        """The field of the ply from which ``side`` may offer a draw again."""
+        return "black_draw_ply" if side is Color.BLACK else "white_draw_ply"
+
+    @property
+    def draw_offer_by(self) -> Color | None:
+        """The seat whose draw offer is pending, or None."""
+        return Color(self.draw_offer) if self.draw_offer else None
+
+    @property
+    def rematch_offer_by(self) -> Color | None:
+        """The seat proposing a rematch, or None."""
+        return Color(self.rematch_offer) if self.rematch_offer else None
+
+    @property
+    def control(self) -> TimeControl:
+        """The game's :class:`game.round.clock.TimeControl`."""
         return TimeControl.parse(self.time_control)
 
     @property
-    def is_over(self):
+    def clock(self) -> Clock:
+        """The game's :class:`game.round.clock.Clock` as stored."""
+        return Clock.of(self)
+
+    @property
+    def is_over(self) -> bool:
         """True once the game is finished or aborted."""
         return self.status in (self.Status.FINISHED, self.Status.ABORTED)
 

@@ -7,8 +7,8 @@ id, a slash) reaches the database; every other path goes to :class:`NoRouteConsu
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.urls import path, re_path
 
-from game.consumers import CLOSE_NO_SUCH_GAME, GameConsumer
-from game.lobby import LobbyConsumer
+from game.lobby.socket import LobbyConsumer
+from game.round.socket import CLOSE_NO_SUCH_GAME, GameConsumer
 from game.models import GAME_ID_PATTERN
 
 

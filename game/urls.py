@@ -7,7 +7,8 @@ other characters; another length) is a plain 404 and never reaches the database.
 
 from django.urls import path, register_converter
 
-from game import engine_views, views
+from game import views
+from game.computer import views as computer_views
 from game.models import GAME_ID_PATTERN
 
 
@@ -31,8 +32,8 @@ urlpatterns = [
     path("g/<game_id:game_id>/join", views.join, name="join"),
     path("g/<game_id:game_id>.pdn", views.game_pdn, name="game_pdn"),
     path("games/live", views.live_games, name="live_games"),
-    path("computer", engine_views.play_computer, name="play_computer"),
-    path("analysis", engine_views.analysis_page, name="analysis"),
-    path("analysis/position", engine_views.analysis_position, name="analysis_position"),
-    path("analysis/search", engine_views.analysis_search, name="analysis_search"),
+    path("computer", computer_views.play_computer, name="play_computer"),
+    path("analysis", computer_views.analysis_page, name="analysis"),
+    path("analysis/position", computer_views.analysis_position, name="analysis_position"),
+    path("analysis/search", computer_views.analysis_search, name="analysis_search"),
 ]

@@ -1,4 +1,5 @@
-"""HTTP pages: home, game page, join.  Each view makes one service call."""
+"""HTTP pages: home, game page, join, the PDN file, the live games.  Each view makes one call to
+an action (:mod:`game.round.actions`) or a read (:mod:`game.round.reads`)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from game import services
-from game.broadcast import publish_sync
+from game.round import actions, reads
+from game.round.errors import ActionError
+from game.round.fanout import publish_sync
 from game.forms import JoinForm, NewGameForm
 from game.models import Game
-from game.pairing import POOLS
+from game.lobby.pairing import POOLS
 
 
 def player_id(request) -> str:
@@ -34,12 +36,12 @@ def home(request):
         if form.is_valid():
             name = form.cleaned_data["name"]
             request.session["name"] = name
-            game = services.create_game(player_id(request), name, form.cleaned_data["color"],
+            game = actions.create_game(player_id(request), name, form.cleaned_data["color"],
                                         time_control=form.cleaned_data["time_control"])
             return redirect("game", game_id=game.id)
     else:
         form = NewGameForm(initial={"name": request.session.get("name", "")})
-    return render(request, "home.html", {"form": form, "live_games": services.live_games(),
+    return render(request, "home.html", {"form": form, "live_games": reads.live_games(),
                                          "pools": list(POOLS.values())})
 
 
@@ -55,7 +57,7 @@ def _render_game(request, game: Game, join_form: JoinForm | None = None, status:
     seat = game.seat_of(pid)
     if join_form is None and seat is None and game.status == Game.Status.WAITING:
         join_form = JoinForm(initial={"name": request.session.get("name", "")})
-    config = {"gameId": game.id, "wsPath": f"/ws/game/{game.id}/", "you": seat}
+    config = {"gameId": game.id, "wsPath": f"/ws/game/{game.id}/", "you": seat.value if seat else None}
     return render(request, "game.html", {
         "game": game, "seat": seat, "join_form": join_form, "config": config,
         "invite_url": request.build_absolute_uri(f"/g/{game.id}/"),
@@ -82,10 +84,10 @@ def join(request, game_id):
     name = form.cleaned_data["name"]
     request.session["name"] = name
     try:
-        outcome = services.join_game(game_id, player_id(request), name)
-    except services.ActionError:
+        progress = actions.join_game(game_id, player_id(request), name)
+    except ActionError:
         return redirect("game", game_id=game_id)
-    publish_sync(game_id, outcome.events)
+    publish_sync(game_id, progress.events)
     return redirect("game", game_id=game_id)
 
 
@@ -93,8 +95,8 @@ def join(request, game_id):
 def game_pdn(request, game_id):
     """Download the game as a PDN file (``<id>.pdn``)."""
     try:
-        text = services.game_pdn(game_id, site=request.get_host())
-    except services.ActionError:
+        text = reads.game_pdn(game_id, site=request.get_host())
+    except ActionError:
         raise Http404("No such game") from None
     response = HttpResponse(text, content_type="application/x-pdn; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="checkers-{game_id}.pdn"'
@@ -103,5 +105,5 @@ def game_pdn(request, game_id):
 
 @require_GET
 def live_games(request):
-    """JSON list of the games being played now: ``{"games": [...]}`` (see :func:`services.live_games`)."""
-    return JsonResponse({"games": services.live_games()})
+    """JSON list of the games being played now: ``{"games": [...]}`` (see :func:`game.round.reads.live_games`)."""
+    return JsonResponse({"games": reads.live_games()})

@@ -34,8 +34,8 @@ def data_dir() -> Path:
 @pytest.fixture(autouse=True)
 def close_game_db_threads():
     """After each test, close the connections of the game sockets' database threads
-    (:func:`game.consumers.close_db_connections`), so none outlives the test database."""
+    (:func:`game.sockets.close_db_connections`), so none outlives the test database."""
     yield
-    consumers = sys.modules.get("game.consumers")
-    if consumers is not None:
-        consumers.close_db_connections()
+    sockets = sys.modules.get("game.sockets")
+    if sockets is not None:
+        sockets.close_db_connections()

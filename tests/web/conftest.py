@@ -36,14 +36,35 @@ class Browser:
         assert connected
         snapshot = await comm.receive_json_from(timeout=5)
         assert snapshot["type"] == "snapshot"
+        comm.you = snapshot["you"]
+        assert_for_its_audience(comm, snapshot)
         return comm, snapshot
 
 
+def assert_for_its_audience(comm, message: dict) -> None:
+    """A game message carries the legal moves only to the seat of the side to move, while the game
+    is in play: spectators and the other seat never get them."""
+    state = message.get("state")
+    if state is None:
+        return
+    mover = getattr(comm, "you", None) == state["turn"] and state["status"] == "active"
+    assert ("legal" in state) == mover, (getattr(comm, "you", None), message["type"], state)
+
+
+def public(message: dict) -> dict:
+    """``message`` without what only the side to move gets (``state.legal``)."""
+    if "state" not in message:
+        return message
+    return {**message, "state": {k: v for k, v in message["state"].items() if k != "legal"}}
+
+
 async def recv(comm, timeout: float = 5) -> dict:
-    """The next game message on ``comm``, passing over ``audience`` notices (who is watching)."""
+    """The next game message on ``comm``, passing over ``audience`` notices (who is watching);
+    checked to be meant for this socket (:func:`assert_for_its_audience`)."""
     while True:
         message = await comm.receive_json_from(timeout=timeout)
         if message["type"] != "audience":
+            assert_for_its_audience(comm, message)
             return message
 
 

@@ -9,7 +9,9 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from game import computer, rules, services
+from game import rules
+from game.computer import seat as computer
+from game.round import actions
 from game.models import Game
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -97,7 +99,7 @@ def test_analysis_search_without_csrf_token_forbidden():
 
 
 def test_analysis_page_starts_from_a_game_or_a_fen():
-    game = services.create_game("a" * 32, "alice", "B")
+    game = actions.create_game("a" * 32, "alice", "B")
     page = Client().get("/analysis", {"game": f"http://testserver/g/{game.id}/"})
     assert page.status_code == 200 and game.fen.encode() in page.content
     page = Client().get("/analysis", {"fen": "W:W21:B1"})
@@ -154,14 +156,14 @@ def test_analysis_search_closed_to_a_player_during_a_game_against_a_person():
         assert response.status_code == 403
         assert response.json()["error"] == "in_game"
     assert search(Client(), {"fen": fen, "time_ms": 50}).status_code == 200  # a spectator may
-    services.resign(game.id, alice.session["player_id"])
+    actions.resign(game.id, alice.session["player_id"])
     assert search(alice, {"fen": fen, "time_ms": 50}).status_code == 200
 
 
 def test_analysis_search_open_to_a_player_against_the_computer():
     player = Client()
     player.get("/")
-    services.start_game(black=(player.session["player_id"], "alice"), white=(computer.player_id(1), "Computer"))
+    actions.start_game(black=(player.session["player_id"], "alice"), white=(computer.player_id(1), "Computer"))
     assert search(player, {"fen": "B:W18,27:B14,K22", "time_ms": 50}).status_code == 200
 
 

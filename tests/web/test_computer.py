@@ -7,7 +7,10 @@ import random
 import pytest
 from channels.db import database_sync_to_async
 
-from game import computer, computer_play, rules, services
+from game import rules
+from game.computer import player as computer_play
+from game.computer import seat as computer
+from game.round import actions, errors
 from game.models import Game
 from tests.web.conftest import recv
 
@@ -24,7 +27,7 @@ def _quick_computer(settings):
 
 async def computer_game(person, color: str, level: int) -> str:
     black, white = computer.seats(person.player_id, person.name, color, level)
-    game = await database_sync_to_async(services.start_game)(black=black, white=white)
+    game = await database_sync_to_async(actions.start_game)(black=black, white=white)
     return game.id
 
 
@@ -77,7 +80,7 @@ async def test_computer_as_black_moves_first_when_the_player_connects(alice):
 async def test_computer_turn_resumes_on_reconnect_after_a_lost_reply(alice):
     game_id = await computer_game(alice, "B", level=1)
     # Alice's move lands while no socket (and so no computer task) is there, as after a crash.
-    await database_sync_to_async(services.play_move)(game_id, alice.player_id, "11-15", 0)
+    await database_sync_to_async(actions.play_move)(game_id, alice.player_id, "11-15", 0)
     comm, snapshot = await alice.connect(game_id)
     assert snapshot["state"]["turn"] == "W"
     event = await recv(comm, timeout=20)
@@ -88,10 +91,10 @@ async def test_computer_turn_resumes_on_reconnect_after_a_lost_reply(alice):
 async def test_computer_move_for_a_changed_position_is_refused(alice):
     game_id = await computer_game(alice, "W", level=1)
     job = await database_sync_to_async(computer_play.next_job)(game_id)
-    assert job.kind == "move" and job.seat == "B" and job.v == 0
+    assert job.kind == "move" and job.seat is rules.Color.BLACK and job.v == 0
     # Meanwhile the computer's move was played (by another server process, say).
-    await database_sync_to_async(services.play_move)(game_id, computer.player_id(1), "9-13", 0)
-    with pytest.raises(services.ActionError) as refused:
+    await database_sync_to_async(actions.play_move)(game_id, computer.player_id(1), "9-13", 0)
+    with pytest.raises(errors.ActionError) as refused:
         await computer_play._carry_out(game_id, job)
     assert refused.value.code in ("stale", "not_your_turn")
     game = await database_sync_to_async(Game.objects.get)(pk=game_id)
@@ -100,8 +103,8 @@ async def test_computer_move_for_a_changed_position_is_refused(alice):
 
 async def start_from(person, fen: str, level: int) -> str:
     """A game from ``fen`` with ``person`` as White and the computer as Black."""
-    game = await database_sync_to_async(services.create_game)(person.player_id, person.name, "W", fen)
-    await database_sync_to_async(services.join_game)(game.id, computer.player_id(level),
+    game = await database_sync_to_async(actions.create_game)(person.player_id, person.name, "W", fen)
+    await database_sync_to_async(actions.join_game)(game.id, computer.player_id(level),
                                                      computer.level(level).player_name)
     return game.id
 

@@ -9,8 +9,9 @@ import redis
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from game import fanout, services
-from game.broadcast import publish
+from game.round import fanout
+from game.round import actions, reads
+from game.round.fanout import publish
 from tests.system.processes import free_port
 from tests.web.conftest import recv
 
@@ -18,8 +19,8 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
 
 async def start_game(alice, bob) -> str:
-    game = await database_sync_to_async(services.create_game)(alice.player_id, "alice", "B")
-    await database_sync_to_async(services.join_game)(game.id, bob.player_id, "bob")
+    game = await database_sync_to_async(actions.create_game)(alice.player_id, "alice", "B")
+    await database_sync_to_async(actions.join_game)(game.id, bob.player_id, "bob")
     return game.id
 
 
@@ -48,7 +49,7 @@ async def test_lost_subscription_resynchronises_every_socket(alice, bob, carol):
     hub = fanout.hub()
     assert hub.subscriptions == 1
     assert await asyncio.to_thread(kill_subscriptions) >= 1
-    outcome = await database_sync_to_async(services.play_move)(game_id, alice.player_id, "11-15", snap["v"])
+    outcome = await database_sync_to_async(actions.play_move)(game_id, alice.player_id, "11-15", snap["v"])
     await publish(game_id, outcome.events)
     for comm in (a, b, c):
         snapshot = await next_snapshot(comm)
@@ -101,7 +102,7 @@ async def test_audience_notice_carries_the_version_so_a_missed_event_is_noticed(
     tells the opponent's page it is behind."""
     game_id = await start_game(alice, bob)
     b, snap = await bob.connect(game_id)
-    await database_sync_to_async(services.play_move)(game_id, alice.player_id, "11-15", snap["v"])
+    await database_sync_to_async(actions.play_move)(game_id, alice.player_id, "11-15", snap["v"])
     a, snap_a = await alice.connect(game_id)   # the mover's page, back on another process
     assert snap_a["v"] == snap["v"] + 1
 
@@ -125,7 +126,7 @@ async def test_a_snapshot_never_follows_a_newer_event(alice, bob, carol):
     a, snap = await alice.connect(game_id)
     b, _ = await bob.connect(game_id)
     c, _ = await carol.connect(game_id)
-    game = (await database_sync_to_async(services.snapshot)(game_id, None))
+    game = (await database_sync_to_async(reads.snapshot)(game_id, None))
     from game import rules
     position = rules.Position.from_fen(game["state"]["fen"])
     v = snap["v"]

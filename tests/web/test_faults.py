@@ -6,7 +6,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.db import connection, connections
 
-from game import consumers
+from game import sockets
 from tests.web.conftest import recv
 from tests.web.test_game_consumer import start_game, stored
 
@@ -30,7 +30,7 @@ def close_everything() -> None:
     """Close this thread's connection, the game sockets' database threads' and the connection
     pool (PostgreSQL), so that the next query connects with the settings as they are then."""
     connection.close()
-    consumers.close_db_connections()
+    sockets.close_db_connections()
     if hasattr(connection, "close_pool"):
         connection.close_pool()
 

@@ -10,9 +10,9 @@ import pytest
 from channels.db import database_sync_to_async
 from django.db import connection
 
-from game import services
+from game.round import actions, drawer, errors, store
 from game.models import Game
-from tests.web.conftest import hears_nothing, make_browser, recv
+from tests.web.conftest import hears_nothing, make_browser, public, recv
 from tests.web.test_game_consumer import expect_refusal, start_game, stored
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -27,11 +27,16 @@ async def seated(alice, bob, carol):
 
 
 async def everyone_gets(comms, **expected) -> dict:
-    """Each socket receives the same next game event, matching ``expected`` (keys of the event or its state)."""
+    """Each socket receives the same next game event, matching ``expected`` (keys of the event or its
+    state), the side to move's seat with the legal moves (``legal``; ``[]``: nobody gets any)."""
     events = [await recv(comm) for comm in comms]
-    assert all(e == events[0] for e in events), events
+    assert all(public(e) == public(events[0]) for e in events), events
     event = events[0]
     for key, value in expected.items():
+        if key == "legal":
+            assert [e["state"]["legal"] for e in events if "legal" in e["state"]] == \
+                ([value] if value else []), (key, events, value)
+            continue
         actual = event[key] if key in event else event["state"][key]
         assert actual == value, (key, actual, value)
     return event
@@ -217,7 +222,7 @@ def race(*calls):
             try:
                 call()
                 results[i] = "ok"
-            except services.ActionError as exc:
+            except errors.ActionError as exc:
                 results[i] = exc.code
         finally:
             connection.close()
@@ -234,11 +239,11 @@ def race(*calls):
 @pytest.mark.parametrize("repeat", range(5))
 def test_accept_racing_the_acceptors_move_settles_once(repeat):
     alice, bob = "a" * 32, "b" * 32
-    game = services.start_game(black=(alice, "alice"), white=(bob, "bob"))
-    game = services.play_move(game.id, alice, "11-15", game.version).game
-    game = services.offer_draw(game.id, alice).game
-    results = race(lambda: services.answer_draw(game.id, bob, accept=True),
-                   lambda: services.play_move(game.id, bob, "23-19", game.version))
+    game = actions.start_game(black=(alice, "alice"), white=(bob, "bob"))
+    game = actions.play_move(game.id, alice, "11-15", game.version).game
+    game = drawer.offer_draw(game.id, alice).game
+    results = race(lambda: drawer.answer_draw(game.id, bob, accept=True),
+                   lambda: actions.play_move(game.id, bob, "23-19", game.version))
     game.refresh_from_db()
     if results[0] == "ok":
         assert results[1] in ("game_over", "stale")
@@ -252,18 +257,18 @@ def test_accept_racing_the_acceptors_move_settles_once(repeat):
 @pytest.mark.parametrize("repeat", range(5))
 def test_resign_racing_accept_settles_once(repeat):
     alice, bob = "a" * 32, "b" * 32
-    game = services.start_game(black=(alice, "alice"), white=(bob, "bob"))
-    game = services.offer_draw(game.id, alice).game
-    results = race(lambda: services.answer_draw(game.id, bob, accept=True),
-                   lambda: services.resign(game.id, alice))
+    game = actions.start_game(black=(alice, "alice"), white=(bob, "bob"))
+    game = drawer.offer_draw(game.id, alice).game
+    results = race(lambda: drawer.answer_draw(game.id, bob, accept=True),
+                   lambda: actions.resign(game.id, alice))
     game.refresh_from_db()
     assert sorted(results) == ["game_over", "ok"]
     expected = ("1/2-1/2", "agreement") if results[0] == "ok" else ("0-1", "resignation")
     assert (game.result, game.termination) == expected
     before = stored(game.id)
-    for call in (lambda: services.resign(game.id, bob), lambda: services.abort(game.id, alice),
-                 lambda: services.offer_draw(game.id, alice)):
-        with pytest.raises(services.ActionError):
+    for call in (lambda: actions.resign(game.id, bob), lambda: actions.abort(game.id, alice),
+                 lambda: drawer.offer_draw(game.id, alice)):
+        with pytest.raises(errors.ActionError):
             call()
     assert stored(game.id) == before
 
@@ -279,7 +284,7 @@ async def test_spectator_actions_are_refused_without_waiting_for_the_game_lock(a
     def hold_lock():
         from django.db import connection, transaction
         with transaction.atomic():
-            services._load_for_update(game_id)
+            store.load_for_update(game_id)
             locked.set()
             release.wait(10)
         connection.close()

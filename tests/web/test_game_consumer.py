@@ -13,9 +13,10 @@ from channels.testing import WebsocketCommunicator
 from django.test import override_settings
 
 from checkers_site.asgi import application
-from game import rules, services
+from game import rules
+from game.round import actions
 from game.models import Game
-from tests.web.conftest import hears_nothing, recv
+from tests.web.conftest import hears_nothing, public, recv
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -30,8 +31,8 @@ def stored(game_id: str) -> tuple:
 
 async def start_game(alice, bob, start_fen=None) -> str:
     """Alice creates a game as Black, Bob joins as White; return its id."""
-    game = await database_sync_to_async(services.create_game)(alice.player_id, "alice", "B", start_fen)
-    await database_sync_to_async(services.join_game)(game.id, bob.player_id, "bob")
+    game = await database_sync_to_async(actions.create_game)(alice.player_id, "alice", "B", start_fen)
+    await database_sync_to_async(actions.join_game)(game.id, bob.player_id, "bob")
     return game.id
 
 
@@ -49,6 +50,7 @@ async def test_first_oca_game_reaches_all_sockets_identically(alice, bob, carol,
     assert snap_a["state"]["status"] == "active"
     sockets = {"B": a, "W": b}
     seen = {"a": [], "b": [], "c": []}
+    last = {}
     v = snap_a["v"]
     for ply, move in enumerate(expected.moves, start=1):
         mover = sockets["B" if ply % 2 else "W"]
@@ -59,11 +61,13 @@ async def test_first_oca_game_reaches_all_sockets_identically(alice, bob, carol,
             assert event["ply"] == ply
             assert event["v"] == v + 1
             seen[key].append(event["move"])
-            last = event
+            last[key] = event
         v += 1
     assert seen["a"] == seen["b"] == seen["c"] == [str(m) for m in expected.moves]
-    assert last["state"]["fen"] == expected.position.fen()
-    assert last["state"]["legal"] == [str(m) for m in expected.position.legal_moves()]
+    assert last["c"]["state"]["fen"] == expected.position.fen()
+    to_move = "a" if expected.position.turn.value == "B" else "b"
+    assert last[to_move]["state"]["legal"] == [str(m) for m in expected.position.legal_moves()]
+    assert public(last["a"]) == public(last["b"]) == last["c"]
     for comm in (a, b, c):
         await comm.send_json_to({"type": "sync"})
         snap = await recv(comm)
@@ -179,26 +183,26 @@ async def test_game_over_when_side_to_move_has_no_legal_move(alice, bob, carol):
         assert event["state"]["result"] == "1-0"
         assert event["state"]["termination"] in ("no_moves", "no_pieces")
         assert event["state"]["reason"]
-        assert event["state"]["legal"] == []
+        assert "legal" not in event["state"]
     await expect_refusal(b, [a, c], {"type": "move", "move": "30-26", "v": event["v"]}, "game_over", game_id)
     for comm in (a, b, c):
         await comm.disconnect()
 
 
 async def test_move_before_opponent_joins_is_refused(alice):
-    game = await database_sync_to_async(services.create_game)(alice.player_id, "alice", "B")
+    game = await database_sync_to_async(actions.create_game)(alice.player_id, "alice", "B")
     a, snap = await alice.connect(game.id)
     assert snap["state"]["status"] == "waiting"
-    assert snap["state"]["legal"] == []
+    assert "legal" not in snap["state"]
     await expect_refusal(a, [], {"type": "move", "move": "11-15", "v": snap["v"]}, "not_started", game.id)
     await a.disconnect()
 
 
 async def test_join_is_published_to_waiting_creator(alice, bob):
-    game = await database_sync_to_async(services.create_game)(alice.player_id, "alice", "W")
+    game = await database_sync_to_async(actions.create_game)(alice.player_id, "alice", "W")
     a, snap = await alice.connect(game.id)
-    outcome = await database_sync_to_async(services.join_game)(game.id, bob.player_id, "bob")
-    from game.broadcast import publish
+    outcome = await database_sync_to_async(actions.join_game)(game.id, bob.player_id, "bob")
+    from game.round.fanout import publish
     await publish(game.id, outcome.events)
     event = await recv(a)
     assert event["type"] == "seats"

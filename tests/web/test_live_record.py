@@ -1,6 +1,6 @@
 """The move path rebuilds only the tail of a game since its last capture or man move.
 
-Random games are played through :func:`game.services.play_move` and, after
+Random games are played through :func:`game.round.actions.play_move` and, after
 every ply, what the service stored and published is compared with a replay of
 the whole game: side to move, legal moves, plies without progress, the end
 (repetitions and the forty-move rule included) and the snapshot.  The number
@@ -15,7 +15,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from game import rules, services
+from game import rules
+from game.round import actions, reads, store
 from game.models import Game
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -23,6 +24,14 @@ pytestmark = pytest.mark.django_db(transaction=True)
 ALICE, BOB = "a" * 32, "b" * 32
 #: Kings only: random play soon repeats positions or runs into the forty-move rule.
 KINGS = "B:WK22,K29:BK3,K10"
+
+
+def seen_state(state: dict) -> dict:
+    """The fields of a state compared with a replay; ``legal`` ([] when the state has none: it comes
+    only to the side to move, and only while the game is in play)."""
+    assert ("legal" in state) == (state["status"] == "active")
+    return {"turn": state["turn"], "legal": state.get("legal", []), "no_progress": state["no_progress"],
+            "termination": state["termination"]}
 
 
 def expected_state(record: rules.Game) -> dict:
@@ -37,25 +46,26 @@ def expected_state(record: rules.Game) -> dict:
 
 def play_random_game(seed: int, start_fen: str | None = None, max_plies: int = 200) -> list[str]:
     rng = random.Random(seed)
-    game = services.create_game(ALICE, "alice", "B", start_fen)
-    services.join_game(game.id, BOB, "bob")
+    game = actions.create_game(ALICE, "alice", "B", start_fen)
+    actions.join_game(game.id, BOB, "bob")
     players = {"B": ALICE, "W": BOB}
     replay = rules.Game(rules.Position.from_fen(start_fen) if start_fen else None)
-    snapshot = services.snapshot(game.id, ALICE)
+    snapshot = reads.snapshot(game.id, ALICE)
     state, v = snapshot["state"], snapshot["v"]
     while state["status"] == "active" and replay.ply < max_plies:
         move = rng.choice(state["legal"])
-        event = services.play_move(game.id, players[state["turn"]], move, v).events[0]
+        event = actions.play_move(game.id, players[state["turn"]], move, v).events[0]
         replay.play(move)
         state, v = event["state"], event["v"]
-        assert {k: state[k] for k in ("turn", "legal", "no_progress", "termination")} == expected_state(replay)
+        assert seen_state(state) == expected_state(replay)
         stored = Game.objects.get(pk=game.id)
         assert stored.no_progress == replay.no_progress_plies
-        assert services.current_record(stored).no_progress_plies == replay.no_progress_plies
-        snapshot = services.snapshot(game.id, None)
+        assert store.current_record(stored).no_progress_plies == replay.no_progress_plies
+        snapshot = reads.snapshot(game.id, players[state["turn"]])
         assert snapshot["moves"] == [str(m) for m in replay.moves]
-        assert {k: snapshot["state"][k] for k in ("turn", "legal", "no_progress", "termination")} \
-            == expected_state(replay)
+        assert seen_state(snapshot["state"]) == expected_state(replay)
+        watched = reads.snapshot(game.id, None)
+        assert "legal" not in watched["state"] and watched["moves"] == snapshot["moves"]
     return [str(m) for m in replay.moves]
 
 
@@ -73,20 +83,20 @@ def test_kings_games_end_by_repetition_or_forty_moves_as_a_full_replay_does(seed
 
 
 def test_a_move_costs_a_bounded_number_of_queries():
-    game = services.create_game(ALICE, "alice", "B")
-    services.join_game(game.id, BOB, "bob")
+    game = actions.create_game(ALICE, "alice", "B")
+    actions.join_game(game.id, BOB, "bob")
     with CaptureQueriesContext(connection) as man_move:
-        services.play_move(game.id, ALICE, "11-15", 1)
+        actions.play_move(game.id, ALICE, "11-15", 1)
     # the lock, the new move, the conditional update (and, where the backend sends them, the
     # transaction's own statements): no read of the moves right after a man move
     assert not any("game_move" in q["sql"] and q["sql"].lstrip().upper().startswith("SELECT")
                    for q in man_move.captured_queries)
     assert len(man_move.captured_queries) <= 5
     # kings shuffling: the moves since the last capture or man move are read in one query
-    game = services.create_game(ALICE, "alice", "B", KINGS)
-    services.join_game(game.id, BOB, "bob")
+    game = actions.create_game(ALICE, "alice", "B", KINGS)
+    actions.join_game(game.id, BOB, "bob")
     v = 1
     for ply, (player, move) in enumerate([(ALICE, "3-7"), (BOB, "22-18"), (ALICE, "7-3")], start=1):
         with CaptureQueriesContext(connection) as queries:
-            v = services.play_move(game.id, player, move, v).events[0]["v"]
+            v = actions.play_move(game.id, player, move, v).events[0]["v"]
         assert len(queries.captured_queries) <= 6

@@ -29,10 +29,11 @@ from django.contrib.sessions.backends.signed_cookies import SessionStore
 from websockets.asyncio.client import connect as ws_connect
 
 from checkers_site.asgi import application
-from game import matchmaking, services
-from game.matchmaking import Matchmaker, SeekStatus
+from game.lobby import pools as matchmaking
+from game.round import actions
+from game.lobby.pools import Matchmaker, SeekStatus
 from game.models import Game
-from game.pairing import Pairing, Seek, pair_seeks
+from game.lobby.pairing import Pairing, Seek, pair_seeks
 from tests.web.conftest import Browser, make_browser
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -538,8 +539,8 @@ async def test_seek_not_refreshed_expires_and_is_never_paired(pools):
 # ---- Redis unreachable --------------------------------------------------------------------------------
 
 async def test_redis_unreachable_gives_matchmaking_unavailable_and_games_go_on(alice, bob, carol, settings):
-    game = await database_sync_to_async(services.create_game)(alice.player_id, "alice", "B")
-    await database_sync_to_async(services.join_game)(game.id, bob.player_id, "bob")
+    game = await database_sync_to_async(actions.create_game)(alice.player_id, "alice", "B")
+    await database_sync_to_async(actions.join_game)(game.id, bob.player_id, "bob")
     a, snap = await alice.connect(game.id)
     b, _ = await bob.connect(game.id)
     settings.MATCHMAKING_REDIS_URL = f"redis://127.0.0.1:{free_port()}/0"  # nobody listens there

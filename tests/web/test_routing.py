@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from game.consumers import GameConsumer
-from game.lobby import LobbyConsumer
+from game.round.socket import GameConsumer
+from game.lobby.socket import LobbyConsumer
 from game.models import GAME_ID_ALPHABET, GAME_ID_LENGTH, new_game_id
 from game.routing import NoRouteConsumer, websocket_urlpatterns
 

@@ -10,8 +10,9 @@ from django.db import connection, transaction
 from django.db.transaction import TransactionManagementError
 from django.utils import timezone
 
-from game import services
+from game.round import actions, drawer, errors, store
 from game.models import Game, Move
+from game.rules import Color
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -19,58 +20,58 @@ ALICE, BOB, CAROL = "a" * 32, "b" * 32, "c" * 32
 
 
 def test_create_game_seats_creator_in_chosen_colour():
-    game = services.create_game(ALICE, "  alice  ", "W")
+    game = actions.create_game(ALICE, "  alice  ", "W")
     assert (game.white_player, game.white_name, game.black_player) == (ALICE, "alice", "")
     assert game.status == Game.Status.WAITING
     assert game.fen == "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12"
 
 
 def test_create_game_random_colour_seats_creator_once():
-    seats = {services.create_game(ALICE, "alice", "random").seat_of(ALICE) for _ in range(40)}
-    assert seats == {"B", "W"}
+    seats = {actions.create_game(ALICE, "alice", "random").seat_of(ALICE) for _ in range(40)}
+    assert seats == {Color.BLACK, Color.WHITE}
 
 
 @pytest.mark.parametrize("name", ["", "   ", "x" * 25, "bell\x07", None, 42])
 def test_create_game_bad_name_refused(name):
-    with pytest.raises(services.ActionError) as exc:
-        services.create_game(ALICE, name, "B")
+    with pytest.raises(errors.ActionError) as exc:
+        actions.create_game(ALICE, name, "B")
     assert exc.value.code == "bad_name"
     assert Game.objects.count() == 0
 
 
 def test_create_game_bad_colour_and_fen_refused():
-    with pytest.raises(services.ActionError) as exc:
-        services.create_game(ALICE, "alice", "red")
+    with pytest.raises(errors.ActionError) as exc:
+        actions.create_game(ALICE, "alice", "red")
     assert exc.value.code == "bad_color"
-    with pytest.raises(services.ActionError) as exc:
-        services.create_game(ALICE, "alice", "B", "B:W33:B1")
+    with pytest.raises(errors.ActionError) as exc:
+        actions.create_game(ALICE, "alice", "B", "B:W33:B1")
     assert exc.value.code == "bad_fen"
     assert Game.objects.count() == 0
 
 
 def test_join_takes_free_seat_then_others_watch():
-    game = services.create_game(ALICE, "alice", "B")
-    outcome = services.join_game(game.id, BOB, "bob")
+    game = actions.create_game(ALICE, "alice", "B")
+    outcome = actions.join_game(game.id, BOB, "bob")
     assert outcome.game.white_player == BOB
     assert outcome.game.status == Game.Status.ACTIVE
     assert [e["type"] for e in outcome.events] == ["seats"]
-    with pytest.raises(services.ActionError) as exc:
-        services.join_game(game.id, CAROL, "carol")
+    with pytest.raises(errors.ActionError) as exc:
+        actions.join_game(game.id, CAROL, "carol")
     assert exc.value.code == "seats_taken"
-    again = services.join_game(game.id, BOB, "bob")  # reopening the link keeps the seat
+    again = actions.join_game(game.id, BOB, "bob")  # reopening the link keeps the seat
     assert again.events == [] and again.game.version == outcome.game.version
 
 
 def test_join_unknown_game_refused():
-    with pytest.raises(services.ActionError) as exc:
-        services.join_game("nosuchgame", BOB, "bob")
+    with pytest.raises(errors.ActionError) as exc:
+        actions.join_game("nosuchgame", BOB, "bob")
     assert exc.value.code == "no_such_game"
 
 
 def test_concurrent_submissions_for_one_ply_land_once():
     """Eight threads, each with its own database connection, submit a move for ply 1 at once."""
-    game = services.create_game(ALICE, "alice", "B")
-    services.join_game(game.id, BOB, "bob")
+    game = actions.create_game(ALICE, "alice", "B")
+    actions.join_game(game.id, BOB, "bob")
     game.refresh_from_db()
     barrier = threading.Barrier(8)
     results = []
@@ -80,9 +81,9 @@ def test_concurrent_submissions_for_one_ply_land_once():
         try:
             barrier.wait()
             try:
-                services.play_move(game.id, ALICE, text, game.version)
+                actions.play_move(game.id, ALICE, text, game.version)
                 results.append("ok")
-            except services.ActionError as exc:
+            except errors.ActionError as exc:
                 results.append(exc.code)
         finally:
             connection.close()
@@ -101,10 +102,10 @@ def test_concurrent_submissions_for_one_ply_land_once():
 
 
 def test_start_game_seats_both_players_and_is_active():
-    game = services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
-    assert (game.seat_of(ALICE), game.seat_of(BOB), game.seat_of(CAROL)) == ("B", "W", None)
+    game = actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
+    assert (game.seat_of(ALICE), game.seat_of(BOB), game.seat_of(CAROL)) == (Color.BLACK, Color.WHITE, None)
     assert game.status == Game.Status.ACTIVE
-    outcome = services.play_move(game.id, ALICE, "11-15", game.version)
+    outcome = actions.play_move(game.id, ALICE, "11-15", game.version)
     assert outcome.game.ply == 1
 
 
@@ -128,43 +129,43 @@ def described(instance) -> dict:
 
 
 def test_the_locked_game_is_the_game_the_orm_loads():
-    game = services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"), time_control="5+3")
-    services.play_move(game.id, ALICE, "11-15", game.version)
-    services.offer_draw(game.id, BOB)
+    game = actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"), time_control="5+3")
+    actions.play_move(game.id, ALICE, "11-15", game.version)
+    drawer.offer_draw(game.id, BOB)
     with transaction.atomic():
-        loaded = services._load_for_update(game.id)
+        loaded = store.load_for_update(game.id)
     expected = Game.objects.get(pk=game.id)
     assert described(loaded) == described(expected)
     assert loaded.turn_started_at.tzinfo is not None and loaded.black_ms is not None
     assert (loaded._state.adding, loaded._state.db) == (False, expected._state.db)
-    assert loaded.status is not None and loaded.is_over is False and loaded.seat_of(BOB) == "W"
+    assert loaded.status is not None and loaded.is_over is False and loaded.seat_of(BOB) is Color.WHITE
 
 
 def test_locking_outside_a_transaction_is_refused_where_rows_lock():
-    game = services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
+    game = actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
     if connection.features.has_select_for_update:
         with pytest.raises(TransactionManagementError):
-            services._load_for_update(game.id)
+            store.load_for_update(game.id)
     else:
-        assert services._load_for_update(game.id).pk == game.id
+        assert store.load_for_update(game.id).pk == game.id
 
 
 @pytest.mark.parametrize("game_id", ["nosuchgame", "", "x" * 100, "ab'c", "a\x00b", "\ud800", "é", 123, None])
 def test_moves_in_no_game_are_refused_whatever_the_id(game_id):
-    services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
-    with pytest.raises(services.ActionError) as exc:
-        services.play_move(game_id, ALICE, "11-15", 1)
+    actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
+    with pytest.raises(errors.ActionError) as exc:
+        actions.play_move(game_id, ALICE, "11-15", 1)
     assert exc.value.code == "no_such_game"
-    with pytest.raises(services.ActionError) as exc:
-        services.resign(game_id, ALICE)
+    with pytest.raises(errors.ActionError) as exc:
+        actions.resign(game_id, ALICE)
     assert exc.value.code == "no_such_game"
 
 
 def test_a_second_move_for_a_stored_ply_is_stale():
-    game = services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
+    game = actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
     Move.objects.create(game=game, ply=1, notation="9-13", fen_after=game.fen)
-    with pytest.raises(services.ActionError) as exc:
-        services.play_move(game.id, ALICE, "11-15", game.version)
+    with pytest.raises(errors.ActionError) as exc:
+        actions.play_move(game.id, ALICE, "11-15", game.version)
     assert exc.value.code == "stale"
     game.refresh_from_db()
     assert (game.ply, game.version, game.move_set.count()) == (0, 0, 1)
@@ -173,9 +174,9 @@ def test_a_second_move_for_a_stored_ply_is_stale():
 def test_moves_are_stored_as_the_orm_stores_them(monkeypatch):
     now = datetime(2024, 2, 29, 23, 59, 58, 123456, tzinfo=dt_timezone.utc)
     monkeypatch.setattr(timezone, "now", lambda: now)
-    game = services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
-    other = services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
-    services.play_move(game.id, ALICE, "11-15", game.version)
+    game = actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
+    other = actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
+    actions.play_move(game.id, ALICE, "11-15", game.version)
     played = game.move_set.get()
     by_orm = Move.objects.create(game=other, ply=1, notation=played.notation, fen_after=played.fen_after)
     ours, theirs = row_of(Move, played.pk), row_of(Move, by_orm.pk)
@@ -188,16 +189,16 @@ def test_moves_are_stored_as_the_orm_stores_them(monkeypatch):
 def test_bump_stores_what_an_orm_update_stores(monkeypatch):
     now = datetime(2024, 2, 29, 23, 59, 58, 123456, tzinfo=dt_timezone.utc)
     monkeypatch.setattr(timezone, "now", lambda: now)
-    games = [services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"), time_control="5+3")
+    games = [actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"), time_control="5+3")
              for _ in range(2)]
-    rematches = [services.start_game(black=(BOB, "bob"), white=(ALICE, "alice")) for _ in range(2)]
+    rematches = [actions.start_game(black=(BOB, "bob"), white=(ALICE, "alice")) for _ in range(2)]
     started = datetime(2023, 12, 31, 22, 0, 1, 5, tzinfo=dt_timezone.utc)
     changes = {"status": Game.Status.FINISHED, "result": "1-0", "termination": "resignation",
                "turn_started_at": started, "black_ms": None, "white_ms": 12345678901,
                "draw_offer": "", "ply": 3}
     with transaction.atomic():
-        game = services._load_for_update(games[0].id)
-        services._bump(game, **changes, next_game=rematches[0])
+        game = store.load_for_update(games[0].id)
+        store.bump(game, **changes, next_game=rematches[0])
     Game.objects.filter(pk=games[1].pk, version=games[1].version).update(
         **changes, next_game=rematches[1], version=games[1].version + 1, updated_at=now)
     ours, theirs = row_of(Game, games[0].pk), row_of(Game, games[1].pk)
@@ -211,12 +212,12 @@ def test_bump_stores_what_an_orm_update_stores(monkeypatch):
 
 
 def test_bump_after_someone_else_wrote_is_stale_and_changes_nothing():
-    game = services.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
-    with pytest.raises(services.ActionError) as exc:
+    game = actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
+    with pytest.raises(errors.ActionError) as exc:
         with transaction.atomic():
-            loaded = services._load_for_update(game.id)
+            loaded = store.load_for_update(game.id)
             Game.objects.filter(pk=game.pk).update(version=5)
-            services._bump(loaded, draw_offer="B")
+            store.bump(loaded, draw_offer="B")
     assert exc.value.code == "stale"
     assert loaded.draw_offer == "" and loaded.version == 0
     game.refresh_from_db()

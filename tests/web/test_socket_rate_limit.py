@@ -2,7 +2,7 @@
 
 import limits
 
-from game.consumers import SocketRateLimit
+from game.sockets import SocketRateLimit
 
 
 def test_a_refused_burst_does_not_use_up_the_minute():

@@ -130,13 +130,13 @@ def test_pdn_download_replays_with_the_rules_cli(tmp_path):
     import subprocess
     import sys
 
-    from game import services
+    from game.round import actions, reads
 
-    game = services.start_game(black=("a" * 32, "alice"), white=("b" * 32, "bob"))
+    game = actions.start_game(black=("a" * 32, "alice"), white=("b" * 32, "bob"))
     v = game.version
     for move in ["11-15", "24-20", "8-11", "28-24", "9-13", "22-18", "15x22", "25x18"]:
-        v = services.play_move(game.id, ("a" if v % 2 == 0 else "b") * 32, move, v).game.version
-    services.resign(game.id, "a" * 32)
+        v = actions.play_move(game.id, ("a" if v % 2 == 0 else "b") * 32, move, v).game.version
+    actions.resign(game.id, "a" * 32)
     response = Client().get(f"/g/{game.id}.pdn")
     assert response.status_code == 200
     assert response["Content-Disposition"] == f'attachment; filename="checkers-{game.id}.pdn"'
@@ -154,18 +154,18 @@ def test_pdn_download_replays_with_the_rules_cli(tmp_path):
 
 
 def test_pdn_of_game_from_a_set_up_position_has_fen_tag():
-    from game import services
+    from game.round import actions, reads
 
-    game = services.create_game("a" * 32, "alice", "B", start_fen="B:W29:B21,K22")
+    game = actions.create_game("a" * 32, "alice", "B", start_fen="B:W29:B21,K22")
     text = Client().get(f"/g/{game.id}.pdn").content.decode()
     assert '[FEN "B:W29:B21,K22"]' in text
 
 
 def test_live_games_lists_active_games_only():
-    from game import services
+    from game.round import actions, reads
 
-    active = services.start_game(black=("a" * 32, "alice"), white=("b" * 32, "bob"))
-    services.create_game("c" * 32, "carol", "B")  # waiting: not listed
+    active = actions.start_game(black=("a" * 32, "alice"), white=("b" * 32, "bob"))
+    actions.create_game("c" * 32, "carol", "B")  # waiting: not listed
     data = Client().get("/games/live").json()
     assert data == {"games": [{"id": active.id, "black": "alice", "white": "bob", "ply": 0,
                                "spectators": 0, "control": "untimed", "label": "Untimed"}]}
@@ -215,7 +215,7 @@ def test_live_games_leave_out_games_out_of_time_or_idle():
 
     from django.utils import timezone
 
-    from game import services
+    from game.round import actions, reads
     from game.models import Game
 
     now = timezone.now()
@@ -223,7 +223,7 @@ def test_live_games_leave_out_games_out_of_time_or_idle():
 
     def game(control="untimed", started_s=0, idle_s=None, **fields):
         n = next(players)
-        made = services.start_game(black=(f"b{n:031}", f"black{n}"), white=(f"w{n:031}", f"white{n}"),
+        made = actions.start_game(black=(f"b{n:031}", f"black{n}"), white=(f"w{n:031}", f"white{n}"),
                                    time_control=control, now=now - timedelta(seconds=started_s))
         updated = now - timedelta(seconds=started_s if idle_s is None else idle_s)
         Game.objects.filter(pk=made.pk).update(updated_at=updated, **fields)
@@ -251,4 +251,4 @@ def test_live_games_leave_out_games_out_of_time_or_idle():
     assert sorted(ids) == sorted(listed)
     assert not set(ids) & set(left_out)
     assert Game.objects.filter(status=Game.Status.ACTIVE).count() == len(listed) + len(left_out)
-    assert [g["id"] for g in services.live_games(limit=2)] == [listed[2], listed[3]]
+    assert [g["id"] for g in reads.live_games(limit=2)] == [listed[2], listed[3]]

@@ -3,7 +3,7 @@
 A *seek* is one player's wish to play a game in a *pool* (the pools differ by
 time control: ``"untimed"`` and each standard live control such as ``"5+0"``).  :func:`pair_seeks` looks at
 the seeks waiting in one pool and decides which ones meet and who takes Black.
-It does no I/O: :mod:`game.matchmaking` reads the pool from Redis, calls it,
+It does no I/O: :mod:`game.lobby.pools` reads the pool from Redis, calls it,
 and claims the proposed pairs atomically (a pair is kept only if both seeks are
 still waiting when the claim runs, so a decision taken on a stale view is
 harmless).
@@ -23,7 +23,7 @@ import random
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 
-from game.clock import STANDARD
+from game.round.clock import STANDARD
 
 #: Longest pool id, in characters; pool ids are lowercase ASCII letters, digits, ``+``, ``-`` and ``_``.
 POOL_ID_MAX_CHARS = 32
@@ -36,7 +36,7 @@ class Pool:
     ``id`` is the pool id used on the lobby socket and in Redis keys (e.g.
     ``"untimed"``, later ``"5+3"``); ``label`` the text shown to players;
     ``time_control`` the time control of the games it starts, as
-    :func:`game.services.start_game` takes it (``"untimed"``, ``"5+3"``,
+    :func:`game.round.actions.start_game` takes it (``"untimed"``, ``"5+3"``,
     ``"1d"``).  Offering another time control online is one more entry in
     :data:`POOLS`.
     """

@@ -1,6 +1,6 @@
 """The seek pools in Redis: the atomic part of matchmaking.
 
-The decision of who meets whom is :func:`game.pairing.pair_seeks`, a pure
+The decision of who meets whom is :func:`game.lobby.pairing.pair_seeks`, a pure
 function.  This module only keeps the pools in Redis, shared by every server
 process, and makes each change with one Lua script, so that under any
 interleaving of any number of processes:
@@ -49,7 +49,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import RedisError
 
-from game.pairing import Pairing, Seek, is_pool_id, pair_seeks
+from game.lobby.pairing import Pairing, Seek, is_pool_id, pair_seeks
 
 log = logging.getLogger(__name__)
 

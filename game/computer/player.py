@@ -1,4 +1,4 @@
-"""The computer's side of a game: it moves, answers draw offers and accepts rematches through the services.
+"""The computer's turn: it moves, answers draw offers and accepts rematches through the game's actions.
 
 :func:`wake` is the one entry point: "look at this game and do what the
 computer should do now". The game socket calls it when a socket opens and
@@ -11,9 +11,9 @@ runs in a task of the event loop, at most one per game and process:
    pool and accept (the computer stands worse, or the ending is level and
    nearly bare) or decline it;
 3. if the computer is to move, search in the engine pool (never on the
-   loop) and play the move with :func:`game.services.play_move`, passing the
+   loop) and play the move with :func:`game.round.actions.play_move`, passing the
    version read in step 1: if anything changed the position meanwhile, the
-   service refuses the move as ``stale`` and the computer looks again, so a
+   action refuses the move as ``stale`` and the computer looks again, so a
    stale move is never played;
 4. after the game, accept the opponent's rematch proposal;
 5. publish the events like any other, and look again until nothing is left
@@ -36,13 +36,17 @@ import logging
 import random
 import time
 
-from channels.db import database_sync_to_async
 from django.conf import settings
 
-from game import computer, rules, services
-from game.broadcast import publish
+from game import rules
+from game.computer.seat import level_of
 from game.engine import EngineBusy, EnginePool, levels
 from game.models import Game
+from game.round import actions, drawer, fanout, rematcher, store
+from game.round.errors import ActionError
+from game.round.events import Event
+from game.rules import Color
+from game.sockets import in_db_thread
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +94,7 @@ class Job:
     kind: str
     bot: str
     level: int
-    seat: str
+    seat: Color
     fen: str = ""
     history: tuple[str, ...] = ()
     no_progress: int = 0
@@ -102,32 +106,32 @@ def next_job(game_id: str) -> Job | None:
     game = Game.objects.filter(pk=game_id).first()
     if game is None:
         return None
-    bots = {seat: computer.level_of(pid) for seat, pid in (("B", game.black_player), ("W", game.white_player))}
-    bots = {seat: number for seat, number in bots.items() if number}
-    if not bots:
+    bots = {side: level_of(game.player(side)) for side in Color}
+    levels_ = {side: number for side, number in bots.items() if number}
+    if not levels_:
         return None
-    ids = {"B": game.black_player, "W": game.white_player}
     if game.status == Game.Status.ACTIVE:
-        record = services.current_record(game)
+        record = store.current_record(game)
         if record.is_over:
             return None
         position = record.position
         kept = record.no_progress_plies
         history = tuple(p.fen() for p in record.positions[-1 - kept:-1]) if kept else ()
         common = {"fen": position.fen(), "history": history, "no_progress": kept, "v": game.version}
-        answerer = {"B": "W", "W": "B"}.get(game.draw_offer)
-        if answerer in bots:
-            return Job("draw", ids[answerer], bots[answerer], answerer, **common)
-        turn = position.turn.value
-        if turn in bots:
-            return Job("move", ids[turn], bots[turn], turn, **common)
+        offerer = game.draw_offer_by
+        if offerer is not None and offerer.opponent in levels_:
+            side = offerer.opponent
+            return Job("draw", game.player(side), levels_[side], side, **common)
+        turn = position.turn
+        if turn in levels_:
+            return Job("move", game.player(turn), levels_[turn], turn, **common)
         return None
-    if game.is_over and game.rematch_offer and not game.next_game_id:
-        answerer = {"B": "W", "W": "B"}[game.rematch_offer]
-        if answerer in bots and game.black_player and game.white_player:
-            return Job("rematch", ids[answerer], bots[answerer], answerer, v=game.version)
+    proposer = game.rematch_offer_by
+    if game.is_over and proposer is not None and not game.next_game_id:
+        side = proposer.opponent
+        if side in levels_ and game.black_player and game.white_player:
+            return Job("rematch", game.player(side), levels_[side], side, v=game.version)
     return None
-
 
 def wake(game_id: str) -> asyncio.Task:
     """Make the computer act in ``game_id`` if it has something to do; returns at once.
@@ -156,14 +160,14 @@ async def _work(game_id: str) -> None:
     try:
         for _ in range(MAX_STEPS):
             _again.discard(game_id)
-            job = await database_sync_to_async(next_job)(game_id)
+            job = await in_db_thread(next_job)(game_id)
             if job is None:
                 if game_id in _again:
                     continue
                 return
             try:
                 events = await _carry_out(game_id, job)
-            except services.ActionError as exc:
+            except ActionError as exc:
                 # The game changed under us (a move, a resignation): look again, a few times.
                 log.info("computer in %s: %s refused (%s)", game_id, job.kind, exc.code)
                 refused += 1
@@ -173,7 +177,7 @@ async def _work(game_id: str) -> None:
                     return
                 continue
             refused = 0
-            await publish(game_id, events)
+            await fanout.publish(game_id, events)
     except EngineBusy:
         # Every worker is taken (analysis requests, other games): try again shortly, whether or
         # not anyone sends a message meanwhile.
@@ -185,26 +189,26 @@ async def _work(game_id: str) -> None:
         _again.discard(game_id)
 
 
-async def _carry_out(game_id: str, job: Job) -> list[dict]:
-    """Do ``job``; return the events to publish. Raises :class:`services.ActionError` when refused."""
+async def _carry_out(game_id: str, job: Job) -> list[Event]:
+    """Do ``job``; return the events to publish. Raises :class:`ActionError` when refused."""
     pool = engine_pool()
     if job.kind == "rematch":
-        outcome = await database_sync_to_async(services.offer_rematch)(game_id, job.bot)
-        return outcome.events
+        progress = await in_db_thread(rematcher.offer_rematch)(game_id, job.bot)
+        return progress.events
     if job.kind == "draw":
         score = await pool.run(levels.draw_score, job.fen, DRAW_THINK_MS, list(job.history), job.no_progress)
-        turn = rules.Position.from_fen(job.fen).turn.value
-        mine = score if turn == job.seat else -score
-        outcome = await database_sync_to_async(services.answer_draw)(game_id, job.bot, accept=accepts_draw(job.fen, mine))
-        return outcome.events
+        turn = rules.Position.from_fen(job.fen).turn
+        mine = score if turn is job.seat else -score
+        progress = await in_db_thread(drawer.answer_draw)(game_id, job.bot, accept=accepts_draw(job.fen, mine))
+        return progress.events
     started = time.monotonic()
     choice = await pool.run(levels.play, job.fen, job.level, list(job.history), job.no_progress,
                             random.randrange(2**32))
     wait = getattr(settings, "COMPUTER_MIN_THINK_MS", 400) / 1000 - (time.monotonic() - started)
     if wait > 0:
         await asyncio.sleep(wait)
-    outcome = await database_sync_to_async(services.play_move)(game_id, job.bot, choice["move"], job.v)
-    return outcome.events
+    progress = await in_db_thread(actions.play_move)(game_id, job.bot, choice["move"], job.v)
+    return progress.events
 
 
 def accepts_draw(fen: str, score: int) -> bool:
@@ -214,5 +218,5 @@ def accepts_draw(fen: str, score: int) -> bool:
     the position is about level.
     """
     pieces = rules.Position.from_fen(fen)
-    count = pieces.pieces(rules.Color.BLACK) + pieces.pieces(rules.Color.WHITE)
+    count = pieces.pieces(Color.BLACK) + pieces.pieces(Color.WHITE)
     return score <= DRAW_ACCEPT_BELOW or (count <= DRAW_BARE_PIECES and abs(score) <= DRAW_LEVEL)

@@ -9,33 +9,23 @@ dict travels further in.  The full protocol, both ways, is in
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
+from typing import Any
 
-#: Largest text frame accepted from a client, in bytes (UTF-8).
-MAX_FRAME_BYTES = 2048
+from game.sockets import MAX_FRAME_BYTES, ProtocolError, decode_frame
+
+__all__ = ["MAX_FRAME_BYTES", "ProtocolError", "decode_frame", "parse_client_message", "PlayMove", "Sync",
+           "Ping", "ClockCheck", "Action", "ACTIONS", "ClientMessage"]
+
 #: Longest move text accepted, in characters (a king's longest route is far shorter).
 MAX_MOVE_CHARS = 80
-
-
-class ProtocolError(ValueError):
-    """A frame that is not a valid client message.
-
-    ``code`` is the machine-readable error code sent back to the client
-    (``bad_message``, ``unknown_type``, ``too_large``), ``message`` the human text.
-    """
-
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass(frozen=True)
 class PlayMove:
     """``{"type": "move", "move": "27x18x11", "v": 14}``: play a move.
 
-    ``move`` is the move text (full or unambiguous short form, RULES.md);
+    ``move`` is the move text (full or unambiguous short form, ``docs/rules.md``);
     ``v`` the version of the last event the client has applied.
     """
 
@@ -73,7 +63,7 @@ class Action:
 ClientMessage = PlayMove | Sync | Ping | ClockCheck | Action
 
 
-def _int_field(data: dict, name: str) -> int:
+def _int_field(data: dict[str, Any], name: str) -> int:
     value = data.get(name)
     if isinstance(value, bool) or not isinstance(value, int):
         raise ProtocolError("bad_message", f"'{name}' must be an integer.")
@@ -82,7 +72,7 @@ def _int_field(data: dict, name: str) -> int:
     return value
 
 
-def _str_field(data: dict, name: str, max_chars: int) -> str:
+def _str_field(data: dict[str, Any], name: str, max_chars: int) -> str:
     value = data.get(name)
     if not isinstance(value, str):
         raise ProtocolError("bad_message", f"'{name}' must be a string.")
@@ -91,27 +81,7 @@ def _str_field(data: dict, name: str, max_chars: int) -> str:
     return value
 
 
-def decode_frame(text: str | None, binary: bytes | None) -> dict:
-    """Decode one websocket frame into a JSON object.
-
-    Raises :class:`ProtocolError`: ``bad_message`` for binary frames, invalid
-    JSON or a value that is not an object; ``too_large`` for a frame over
-    :data:`MAX_FRAME_BYTES`.
-    """
-    if text is None:
-        raise ProtocolError("bad_message", "Binary frames are not accepted; send JSON text.")
-    if len(text) > MAX_FRAME_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_FRAME_BYTES:
-        raise ProtocolError("too_large", f"Frames are limited to {MAX_FRAME_BYTES} bytes.")
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        raise ProtocolError("bad_message", "The frame is not valid JSON.") from None
-    if not isinstance(data, dict):
-        raise ProtocolError("bad_message", "A message must be a JSON object with a 'type'.")
-    return data
-
-
-def parse_client_message(data: dict) -> ClientMessage:
+def parse_client_message(data: dict[str, Any]) -> ClientMessage:
     """Turn a decoded JSON object into a typed client message.
 
     Raises :class:`ProtocolError` with ``unknown_type`` for a missing or

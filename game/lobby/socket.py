@@ -7,11 +7,11 @@ heartbeat), so a seek disappears when its player cancels, closes the page or
 loses the connection, and expires by itself when this server process dies.
 
 Every seek that enters a pool makes this process *settle* the pool
-(:meth:`game.matchmaking.Matchmaker.settle`: read it, decide with
-:func:`game.pairing.pair_seeks`, claim atomically), in the background and once
+(:meth:`game.lobby.pools.Matchmaker.settle`: read it, decide with
+:func:`game.lobby.pairing.pair_seeks`, claim atomically), in the background and once
 at a time per pool and process (:func:`request_settle`: a request that comes
 while a settling runs makes it read the pool once more).  For each pairing it claims,
-the process creates the game (:func:`game.services.start_game`, colours as the
+the process creates the game (:func:`game.round.actions.start_game`, colours as the
 pairing drew them) and sends ``lobby.paired`` through the channel layer to the
 channel of each seek, which may belong to a socket of another process.
 
@@ -35,19 +35,19 @@ import time
 import uuid
 import weakref
 
-import limits
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.urls import reverse
-from limits.storage import MemoryStorage
-from limits.strategies import MovingWindowRateLimiter
 
-from game import matchmaking, services
-from game.lobby_protocol import CancelSeek, Ping, ProtocolError, SeekGame, decode_frame, parse_lobby_message
-from game.matchmaking import MatchmakingUnavailable
-from game.pairing import POOLS, Pairing, Seek
+from game.lobby import pools
+from game.lobby.pairing import POOLS, Pairing, Seek
+from game.lobby.pools import MatchmakingUnavailable
+from game.lobby.protocol import CancelSeek, Ping, SeekGame, parse_lobby_message
+from game.names import clean_name
+from game.round import actions
+from game.round.errors import ActionError
+from game.sockets import RATE_LIMITED, ProtocolError, RateLimited, decode_frame, in_background, in_db_thread
 
 log = logging.getLogger(__name__)
 
@@ -59,10 +59,7 @@ COUNT_PUSH_DELAY_S = 0.25
 COUNT_REFRESH_S = 10.0
 
 #: Messages one lobby socket may send (each seek or cancel costs Redis calls); more are refused.
-RATE_LIMITS = limits.parse_many("20/second;240/minute")
-_RATE_NOTICE = limits.parse("1/second")
-# In memory, per process: a socket lives in one process.
-_limiter = MovingWindowRateLimiter(MemoryStorage())
+RATE_LIMIT = "20/second;240/minute"
 
 UNAVAILABLE_MESSAGE = ("Matchmaking is unavailable right now; please try again in a moment. "
                        "Games in progress are not affected.")
@@ -99,15 +96,6 @@ def error(code: str, message: str) -> dict:
 # Per event loop: count pushes waiting to run {pool: task}, and settlers running {pool: _Settler}.
 _pushes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _settlers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-# Every background task still running (the loop only keeps weak references).
-_running: set[asyncio.Task] = set()
-
-
-def _background(loop: asyncio.AbstractEventLoop, coro) -> asyncio.Task:
-    task = loop.create_task(coro)
-    _running.add(task)
-    task.add_done_callback(_running.discard)
-    return task
 
 
 def request_count_push(pool: str) -> None:
@@ -115,7 +103,7 @@ def request_count_push(pool: str) -> None:
     loop = asyncio.get_running_loop()
     pending = _pushes.setdefault(loop, {})
     if pool not in pending:
-        pending[pool] = _background(loop, _push_count(pool, pending))
+        pending[pool] = in_background(_push_count(pool, pending))
 
 
 async def _push_count(pool: str, pending: dict) -> None:
@@ -124,7 +112,7 @@ async def _push_count(pool: str, pending: dict) -> None:
     finally:
         pending.pop(pool, None)
     try:
-        waiting = await matchmaking.from_settings().waiting(pool)
+        waiting = await pools.from_settings().waiting(pool)
         await get_channel_layer().group_send(
             pool_group(pool), {"type": "lobby.count", "pool": pool, "waiting": waiting})
     except Exception as exc:  # noqa: BLE001 - a count is not worth more than a log line
@@ -145,7 +133,7 @@ async def start_paired_game(pairing: Pairing):
     get ``lobby.failed``; they were already taken out of the pool).
     """
     try:
-        game = await database_sync_to_async(services.start_game)(
+        game = await in_db_thread(actions.start_game)(
             black=(pairing.black.player, pairing.black.name),
             white=(pairing.white.player, pairing.white.name),
             time_control=POOLS[pairing.black.pool].time_control,
@@ -172,7 +160,7 @@ async def settle_pool(pool: str) -> int:
 
     Returns how many seeks wait afterwards.  Raises :class:`MatchmakingUnavailable`.
     """
-    pairings, waiting = await matchmaking.from_settings().settle(pool, _rng)
+    pairings, waiting = await pools.from_settings().settle(pool, _rng)
     for pairing in pairings:
         await start_paired_game(pairing)
     if pairings:
@@ -202,7 +190,7 @@ def request_settle(pool: str) -> asyncio.Task:
         settler.again = True
         return settler.task
     settler = settlers[pool] = _Settler()
-    settler.task = _background(loop, _settle_while_asked(pool, settlers, settler))
+    settler.task = in_background(_settle_while_asked(pool, settlers, settler))
     return settler.task
 
 
@@ -229,6 +217,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
     """Websocket consumer of one home page: its player's seek (at most one) and the pool counts."""
 
     seek: Seek | None = None
+    limit: RateLimited | None = None
     cancelling = False
     player_id: str | None = None
     ticker: asyncio.Task | None = None
@@ -270,7 +259,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                 seek, self.seek = self.seek, None
                 if seek is not None:
                     try:
-                        await matchmaking.from_settings().cancel(seek)
+                        await pools.from_settings().cancel(seek)
                         request_count_push(seek.pool)
                     except MatchmakingUnavailable:
                         pass  # it expires by itself
@@ -291,19 +280,19 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             return
         try:
             await self.handle(message)
-        except services.ActionError as exc:
+        except ActionError as exc:
             await self.send_json(exc.as_event())
         except MatchmakingUnavailable as exc:
             log.warning("lobby: matchmaking unavailable: %s", exc)
             await self.send_json(error("matchmaking_unavailable", UNAVAILABLE_MESSAGE))
 
     async def within_rate_limit(self) -> bool:
-        """Count one message of this socket; False when over :data:`RATE_LIMITS` (told at most once a second)."""
-        allowed = True
-        for item in RATE_LIMITS:
-            allowed = _limiter.hit(item, "lobby-socket", self.channel_name) and allowed
-        if not allowed and _limiter.hit(_RATE_NOTICE, "lobby-notice", self.channel_name):
-            await self.send_json(error("rate_limited", "Too many messages; slow down."))
+        """Count one message of this socket; False when over :data:`RATE_LIMIT` (told at most once a second)."""
+        if self.limit is None:
+            self.limit = RateLimited(RATE_LIMIT)
+        allowed, notify = self.limit.allow()
+        if notify:
+            await self.send_json(RATE_LIMITED)
         return allowed
 
     async def handle(self, message):
@@ -319,11 +308,11 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
         """Put this socket's seek into the pool, tell the player, then settle the pool."""
         async with self.lock:
             if self.seek is not None:
-                raise services.ActionError("already_seeking", "You are already looking for a game.")
-            name = services.clean_name(message.name if message.name is not None else self.session_name)
+                raise ActionError("already_seeking", "You are already looking for a game.")
+            name = clean_name(message.name if message.name is not None else self.session_name)
             seek = Seek(id=uuid.uuid4().hex, player=self.player_id, name=name, pool=message.pool,
                         channel=self.channel_name)
-            mm = matchmaking.from_settings()
+            mm = pools.from_settings()
             try:
                 seek, status = await mm.add(seek)
             except MatchmakingUnavailable:
@@ -343,7 +332,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             if seek is None:
                 await self.send_json({"type": "cancelled", "pool": None})
                 return
-            status = await matchmaking.from_settings().cancel(seek)
+            status = await pools.from_settings().cancel(seek)
             if status.state == "claimed":
                 self.cancelling = True  # too late: the game is being created and `paired` follows
                 return
@@ -355,7 +344,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
         """Send this socket the number of seeks waiting in each pool (or ``matchmaking_unavailable``)."""
         try:
             for pool in POOLS:
-                waiting = await matchmaking.from_settings().waiting(pool)
+                waiting = await pools.from_settings().waiting(pool)
                 await self.send_json({"type": "pool", "pool": pool, "waiting": waiting})
         except MatchmakingUnavailable as exc:
             log.warning("lobby: matchmaking unavailable: %s", exc)
@@ -382,7 +371,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             seek = self.seek
             if seek is None:
                 return
-            mm = matchmaking.from_settings()
+            mm = pools.from_settings()
             try:
                 status = await mm.refresh(seek)
                 if status.state == "gone" and self.cancelling:
@@ -410,7 +399,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             if current is not None and current.id != message["seek"]:
                 # A newer seek of this socket: the player is taken to the game, so it must go.
                 with contextlib.suppress(MatchmakingUnavailable):
-                    await matchmaking.from_settings().cancel(current)
+                    await pools.from_settings().cancel(current)
         await self.send_json({"type": "paired", "game": message["game"], "url": message["url"],
                               "color": message["color"]})
 
@@ -425,7 +414,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             if seek is None:
                 return
             try:
-                status = await matchmaking.from_settings().cancel(seek)
+                status = await pools.from_settings().cancel(seek)
             except MatchmakingUnavailable:
                 return
             if status.state == "claimed":

@@ -24,11 +24,13 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from game import computer, rules, services
-from game.computer_play import engine_pool
+from game import rules
+from game.computer import seat as computer_seat
+from game.computer.player import engine_pool
 from game.engine import ANALYSIS_MAX_MS, LEVELS, EngineBusy, levels
 from game.forms import NameField
 from game.models import Game, is_game_id
+from game.round import actions, reads
 from game.views import player_id
 
 #: The analysis board's default thinking time (ms).
@@ -61,9 +63,9 @@ def play_computer(request):
     name = form.cleaned_data["name"] or request.session.get("name") or "Guest"
     if form.cleaned_data["name"]:
         request.session["name"] = name
-    black, white = computer.seats(player_id(request), name, form.cleaned_data["color"],
+    black, white = computer_seat.seats(player_id(request), name, form.cleaned_data["color"],
                                   form.cleaned_data["level"])
-    game = services.start_game(black=black, white=white)
+    game = actions.start_game(black=black, white=white)
     return redirect("game", game_id=game.id)
 
 
@@ -160,7 +162,7 @@ async def analysis_search(request):
     if not isinstance(time_ms, int) or isinstance(time_ms, bool) or not 1 <= time_ms <= ANALYSIS_MAX_MS:
         return _error("bad_time", f"time_ms must be a whole number of milliseconds from 1 to {ANALYSIS_MAX_MS}.")
     player = await request.session.aget("player_id")
-    if await sync_to_async(services.playing_against_a_person)(player):
+    if await sync_to_async(reads.playing_against_a_person)(player):
         return _error("in_game", "You are playing a game: the engine opens again when it ends.",
                       status=403)
     try:

@@ -4,7 +4,7 @@ The computer takes a seat like a person, under the player id ``bot:<level>``
 (``bot:1`` to ``bot:5``) and the display name ``Computer (level <n>)``.
 A browser session's player id is 32 hex digits, so it can never be a
 computer's. No Django imports here beyond the engine's levels: the module is
-safe to import from :mod:`game.events`.
+safe to import from :mod:`game.round.events`.
 
 >>> player_id(3), level_of("bot:3"), level_of("0123abcd"), level_of("bot:9")
 ('bot:3', 3, None, None)
@@ -16,7 +16,7 @@ import random
 
 from game.engine.levels import LEVELS, Level, level
 
-__all__ = ["PREFIX", "player_id", "level_of", "seats", "seat_info", "has_computer"]
+__all__ = ["PREFIX", "player_id", "is_computer", "level_of", "seats", "seat_info", "has_computer"]
 
 #: The prefix of the computer's player ids.
 PREFIX = "bot:"
@@ -25,6 +25,11 @@ PREFIX = "bot:"
 def player_id(number: int) -> str:
     """The reserved player id of the computer at level ``number``. Raises ValueError for an unknown level."""
     return f"{PREFIX}{level(number).number}"
+
+
+def is_computer(player: str | None) -> bool:
+    """True when ``player`` (a player id) is one of the computer's, at whatever level."""
+    return bool(player) and player.startswith(PREFIX)
 
 
 def level_of(player: str | None) -> int | None:
@@ -43,7 +48,7 @@ def seats(person: str, name: str, color: str, number: int, rng: random.Random | 
 
     ``color`` is the person's colour: ``'B'``, ``'W'`` or ``'random'``;
     ``number`` the computer's level. Each seat is ``(player id, display name)``,
-    as :func:`game.services.start_game` takes them. Raises ValueError for an
+    as :func:`game.round.actions.start_game` takes them. Raises ValueError for an
     unknown colour or level.
     """
     chosen: Level = level(number)
@@ -63,6 +68,6 @@ def seat_info(player: str | None) -> dict:
 
 
 def has_computer(state: dict) -> bool:
-    """True when a game's public ``state`` (see :mod:`game.events`) shows the computer in a seat."""
+    """True when a game's public ``state`` (see :mod:`game.round.events`) shows the computer in a seat."""
     seats_ = state.get("seats") or {}
     return any(isinstance(seat, dict) and seat.get("computer") for seat in seats_.values())

@@ -1,9 +1,9 @@
 """The lobby socket's client messages, parsed at the edge into typed values.
 
-Frames are decoded as on the game socket (:func:`game.protocol.decode_frame`:
+Frames are decoded as on the game socket (:func:`game.sockets.decode_frame`:
 JSON text objects of at most 2,048 bytes) and turned into one of the message
 classes below by :func:`parse_lobby_message`, or refused with a
-:class:`~game.protocol.ProtocolError` carrying an error code.  The protocol is
+:class:`~game.sockets.ProtocolError` carrying an error code.  The protocol is
 in ``docs/protocol.md`` ("Lobby socket").
 """
 
@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from game.pairing import DEFAULT_POOL, POOLS
-from game.protocol import Ping, ProtocolError, decode_frame
+from game.lobby.pairing import DEFAULT_POOL, POOLS
+from game.round.protocol import Ping
+from game.sockets import ProtocolError, decode_frame
 
 __all__ = ["SeekGame", "CancelSeek", "Ping", "LobbyMessage", "decode_frame", "parse_lobby_message",
            "ProtocolError"]
@@ -25,7 +26,7 @@ MAX_NAME_CHARS = 100
 class SeekGame:
     """``{"type": "seek", "pool": "untimed", "name": "alice"}``: look for an opponent in a pool.
 
-    ``pool`` is a pool id of :data:`game.pairing.POOLS` (``"untimed"`` when the
+    ``pool`` is a pool id of :data:`game.lobby.pairing.POOLS` (``"untimed"`` when the
     field is left out); ``name`` the display name to play under, or ``None``
     to use the one the session remembers.
     """
@@ -45,9 +46,9 @@ LobbyMessage = SeekGame | CancelSeek | Ping
 def parse_lobby_message(data: dict) -> LobbyMessage:
     """Turn a decoded JSON object into a typed lobby message.
 
-    Raises :class:`~game.protocol.ProtocolError`: ``unknown_type`` for a
+    Raises :class:`~game.sockets.ProtocolError`: ``unknown_type`` for a
     missing or unknown ``type``, ``bad_message`` for a mistyped field,
-    ``unknown_pool`` for a pool id that is not one of :data:`game.pairing.POOLS`.
+    ``unknown_pool`` for a pool id that is not one of :data:`game.lobby.pairing.POOLS`.
 
     >>> parse_lobby_message({"type": "seek", "name": "alice"})
     SeekGame(pool='untimed', name='alice')

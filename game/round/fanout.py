@@ -1,5 +1,13 @@
 """Game events to every socket of a game: one Redis ``PUBLISH`` per event, fanned out in memory.
 
+Publishing (:func:`publish`, :func:`publish_sync`) has one policy for every
+publisher (the game socket, the computer, the pages): publish the committed
+events; if Redis fails, the acting socket (when there is one) gets them
+itself at once, and they are published again after
+:data:`REPUBLISH_AFTER_S` seconds until one attempt succeeds.  Delivery is
+at most once and the database stays the truth: a page that misses an event
+sees a gap in ``v`` and asks for a snapshot.
+
 Each server process (each event loop, in tests) has one :class:`Hub`.  The hub
 keeps the game sockets of its process by game and holds one Redis pub/sub
 connection subscribed to the pattern ``<prefix>:game:*``; an event of game
@@ -28,13 +36,19 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
+import time
 import weakref
-from typing import Protocol
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import redis
 import redis.asyncio
 from django.conf import settings
 from redis.exceptions import RedisError
+
+from game.round.events import Event, publications
+from game.sockets import in_background
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +64,18 @@ class Unavailable(Exception):
     """Redis could not be reached: no subscription (join) or no publish."""
 
 
+#: Seconds after which events whose publish failed are published again (until one succeeds).
+REPUBLISH_AFTER_S = (0.5, 2.0, 5.0)
+
+
 class Member(Protocol):
     """What the hub needs of a game socket."""
 
-    async def deliver(self, text: str, follow: dict | None) -> None:
-        """Send one event (``text``: its JSON) to the page; ``follow``: ``{"clock", "status"}`` of
-        the state it carries, or None."""
+    async def deliver(self, copies: list[list[str]], follow: dict[str, Any] | None) -> None:
+        """Send one event to the page: ``copies`` are ``[roles, text]`` (an audience's roles, as
+        :attr:`game.round.events.Audience.key`, and the JSON text of its copy), of which the socket
+        sends the one for its role, if any; ``follow``: ``{"clock", "status"}`` of the state it
+        carries, or None."""
 
     def resync(self) -> None:
         """Events may have been missed: send the page a fresh snapshot soon."""
@@ -68,18 +88,6 @@ def _prefix() -> str:
 def channel(game_id: str) -> str:
     """The Redis pub/sub channel of a game's events: ``<prefix>:game:<id>``."""
     return _prefix() + game_id
-
-
-def follow_of(event: dict) -> dict | None:
-    """``{"clock": ..., "status": ...}`` of the state ``event`` carries (for the sockets' clock
-    timers), or None when it carries none."""
-    state = event.get("state")
-    return {"clock": state.get("clock"), "status": state.get("status")} if state else None
-
-
-def encode(event: dict) -> str:
-    """``event`` as the compact JSON text every socket of the game is sent."""
-    return json.dumps(event, separators=(",", ":"))
 
 
 class Hub:
@@ -190,11 +198,11 @@ class Hub:
         members = self.members.get(game_id)
         if not members:
             return
-        text = data.decode()
-        follow = follow_of(json.loads(text))
+        envelope = json.loads(data)  # game.round.events.publication
+        follow, copies = envelope["follow"], envelope["to"]
         for member in list(members):
             try:
-                await member.deliver(text, follow)
+                await member.deliver(copies, follow)
             except Exception:  # noqa: BLE001 - one socket's failure must not stop the others
                 log.exception("could not deliver an event of game %s", game_id)
 
@@ -220,7 +228,7 @@ def hub() -> Hub:
     return found
 
 
-def publish_sync(game_id: str, texts: list[str]) -> None:
+def _publish_sync(game_id: str, texts: list[str]) -> None:
     """:meth:`Hub.publish` for synchronous callers (views); raises :class:`Unavailable`."""
     global _sync_client
     if _sync_client is None:
@@ -233,3 +241,74 @@ def publish_sync(game_id: str, texts: list[str]) -> None:
         pipe.execute()
     except (RedisError, OSError) as exc:
         raise Unavailable(str(exc)) from exc
+
+
+class Fallback(Protocol):
+    """The acting socket, which gets its own events directly when they cannot be published."""
+
+    async def send_event(self, event: Event) -> None:
+        """Send ``event`` (its copy for this socket's role) to this socket's page."""
+
+
+async def publish(game_id: str, events: Sequence[Event], fallback: Fallback | None = None) -> bool:
+    """Send committed ``events`` to every socket of the game, in order (one round trip).
+
+    Returns False when Redis failed: the change is stored all the same;
+    ``fallback`` (the acting socket) is then sent the events itself, and they
+    are published again in the background after :data:`REPUBLISH_AFTER_S`
+    (a page that gets one twice ignores the second: events carry ``v``).
+    """
+    if not events:
+        return True
+    texts = publications(events)
+    try:
+        await hub().publish(game_id, texts)
+        return True
+    except Unavailable as exc:
+        log.warning("could not publish to game %s: %s", game_id, exc)
+    if fallback is not None:
+        for event in events:
+            await fallback.send_event(event)
+    in_background(_republish(game_id, texts))
+    return False
+
+
+async def _republish(game_id: str, texts: list[str]) -> None:
+    """Publish again, a few times, events whose publish failed.
+
+    Without this the game's other sockets would wait for a next event to notice the gap, and
+    the next event is the opponent's move, which waits for this one.
+    """
+    for delay in REPUBLISH_AFTER_S:
+        await asyncio.sleep(delay)
+        try:
+            await hub().publish(game_id, texts)
+            return
+        except Unavailable as exc:
+            log.warning("could not publish to game %s again: %s", game_id, exc)
+
+
+def publish_sync(game_id: str, events: Sequence[Event]) -> bool:
+    """:func:`publish` for synchronous callers (the pages): publish, or else publish again from a
+    background thread after :data:`REPUBLISH_AFTER_S`.  Returns False when the first try failed."""
+    if not events:
+        return True
+    texts = publications(events)
+    try:
+        _publish_sync(game_id, texts)
+        return True
+    except Unavailable as exc:
+        log.warning("could not publish to game %s: %s", game_id, exc)
+
+    def again() -> None:
+        for delay in REPUBLISH_AFTER_S:
+            time.sleep(delay)
+            try:
+                _publish_sync(game_id, texts)
+                return
+            except Unavailable as exc:
+                log.warning("could not publish to game %s again: %s", game_id, exc)
+
+    threading.Thread(target=again, name=f"republish:{game_id}", daemon=True).start()
+    return False
+

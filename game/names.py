@@ -1,0 +1,27 @@
+"""Display names, as players type them on every form and in the lobby."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from game.round.errors import ActionError
+
+#: The longest display name, in characters.
+NAME_MAX_CHARS = 24
+
+
+def clean_name(name: Any) -> str:
+    """Return a display name stripped and checked: 1 to 24 printable characters, inner runs of
+    whitespace folded into one space.
+
+    Raises :class:`~game.round.errors.ActionError` ``bad_name``.
+
+    >>> clean_name("  Alice   Smith ")
+    'Alice Smith'
+    """
+    if not isinstance(name, str):
+        raise ActionError("bad_name", "A display name is required.")
+    name = " ".join(name.split())
+    if not name or len(name) > NAME_MAX_CHARS or not name.isprintable():
+        raise ActionError("bad_name", f"Choose a display name of 1 to {NAME_MAX_CHARS} characters.")
+    return name

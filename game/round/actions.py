@@ -1,0 +1,247 @@
+"""The actions of one game: create, join, play a move, check the clock, resign, abort.
+
+Views and sockets call these functions (and those of the collaborators beside
+them: :mod:`~game.round.drawer` for draw offers, :mod:`~game.round.rematcher`
+for rematches, :mod:`~game.round.claims` for claims against a player who
+left) and nothing else decides anything.  Each action is one database
+transaction: it checks (seat, turn, version, legality), changes the stored
+game under its row lock with a conditional update, and returns
+:class:`~game.round.progress.Progress`: the game and the events to publish
+once the transaction has committed.  A refused action raises
+:class:`~game.round.errors.ActionError` with a code and changes nothing.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from game import rules
+from game.models import Game
+from game.names import clean_name
+from game.round import drawer, events, store
+from game.round.clock import TimeControl, TimeControlError
+from game.round.errors import ActionError
+from game.round.progress import (
+    Change,
+    Progress,
+    act,
+    clock_fields,
+    expiry_change,
+    finished,
+    seat_in_play,
+    store_update,
+)
+from game.rules import Color
+
+#: A game may be aborted while fewer plies than this have been played (a side has not moved yet).
+ABORT_BEFORE_PLY = 2
+
+
+def _control(text: str) -> TimeControl:
+    try:
+        return TimeControl.parse(text)
+    except TimeControlError as exc:
+        raise ActionError("bad_time_control", str(exc)) from None
+
+
+def create_game(player_id: str, name: str, color: str, start_fen: str | None = None,
+                time_control: str = "untimed") -> Game:
+    """Create a game with the creator seated as ``color``: ``'B'``, ``'W'`` or ``'random'``.
+
+    ``start_fen`` (PDN FEN) starts the game from another position;
+    ``time_control`` is ``untimed``, ``M+S`` or ``1d``/``3d``/``7d``
+    (:class:`game.round.clock.TimeControl`).  Raises :class:`ActionError`:
+    ``bad_name``, ``no_session``, ``bad_color``, ``bad_fen``, ``bad_time_control``.
+    """
+    name = clean_name(name)
+    control = _control(time_control)
+    if not player_id:
+        raise ActionError("no_session", "Your browser session has no player id.")
+    if color == "random":
+        color = random.choice("BW")
+    if color not in ("B", "W"):
+        raise ActionError("bad_color", "Choose Black, White or random.")
+    try:
+        position = rules.Position.from_fen(start_fen) if start_fen else rules.Position.initial()
+    except rules.RulesError as exc:
+        raise ActionError("bad_fen", str(exc)) from None
+    game = Game(start_fen=position.fen(), fen=position.fen(), time_control=str(control),
+                black_ms=control.start_ms(), white_ms=control.start_ms())
+    player_field, name_field = Game.seat_fields(Color(color))
+    setattr(game, player_field, player_id)
+    setattr(game, name_field, name)
+    game.save()
+    return game
+
+
+def start_game(black: tuple[str, str], white: tuple[str, str], time_control: str = "untimed",
+               now: datetime | None = None) -> Game:
+    """Create a game with both seats taken, ready to play: matchmaking pairs and rematches.
+
+    ``black`` and ``white`` are ``(player_id, display name)``; ``time_control``
+    as for :func:`create_game`; ``now`` the start of the first turn (default:
+    the current time).  Raises :class:`ActionError` ``bad_time_control``,
+    ``no_session``, ``bad_name``.
+    """
+    control = _control(time_control)
+    (black_id, black_name), (white_id, white_name) = black, white
+    if not black_id or not white_id:
+        raise ActionError("no_session", "Both players need a player id.")
+    position = rules.Position.initial()
+    return Game.objects.create(
+        start_fen=position.fen(), fen=position.fen(), status=Game.Status.ACTIVE,
+        time_control=str(control), black_ms=control.start_ms(), white_ms=control.start_ms(),
+        turn_started_at=now or timezone.now(),
+        black_player=black_id, black_name=clean_name(black_name),
+        white_player=white_id, white_name=clean_name(white_name),
+    )
+
+
+def join_game(game_id: str, player_id: str, name: str) -> Progress:
+    """Seat ``player_id`` in the free seat of a waiting game; the game then starts.
+
+    Joining a game one already sits in changes nothing (no events).  Raises
+    :class:`ActionError`: ``bad_name``, ``no_session``, ``no_such_game``, ``seats_taken``.
+    """
+    name = clean_name(name)
+    if not player_id:
+        raise ActionError("no_session", "Your browser session has no player id.")
+    with transaction.atomic():
+        game = store.load_for_update(game_id)
+        if game.seat_of(player_id):
+            return Progress(game)
+        if game.status != Game.Status.WAITING:
+            raise ActionError("seats_taken", "Both seats are taken; you are watching this game.")
+        free = Color.BLACK if not game.black_player else Color.WHITE
+        player_field, name_field = Game.seat_fields(free)
+        store.bump(game, status=Game.Status.ACTIVE, turn_started_at=timezone.now(),
+                   **{player_field: player_id, name_field: name})
+        return Progress(game, [events.seats_event(game, store.current_record(game))])
+
+
+def play_move(game_id: str, player_id: str | None, text: str, v: int,
+              now: datetime | None = None) -> Progress:
+    """Play ``text`` (full or unambiguous short form, ``docs/rules.md`` "Notation in") for the
+    seat ``player_id`` holds.
+
+    ``v`` is the version the client last applied: it must be at least the
+    version that set the current position and at most the current version.
+    The move is stored as ply ``game.ply + 1`` (unique per game) and the game
+    row is updated conditionally on its version, so two racing submissions
+    never both land.  Returns the ``move`` event (with the game's end when the
+    move decided it).  In a timed game the mover is charged the time since
+    the turn started (``now``, default the current time) and gets the
+    increment; a move that comes after the side to move ran out of time is
+    not played: the game ends on time instead and the ``update`` event
+    ``flagged`` (or ``aborted``, for a live game's first move not made in
+    time) is returned.  A pending draw offer of the opponent is declined.
+
+    Raises :class:`ActionError`: ``no_such_game``, ``not_seated``,
+    ``not_started``, ``game_over``, ``bad_version``, ``stale``,
+    ``not_your_turn``, ``malformed_move``, ``illegal_move``, ``ambiguous_move``.
+    """
+    try:
+        with transaction.atomic():
+            game = store.load_for_update(game_id)
+            seat = game.seat_of(player_id)
+            if seat is None:
+                raise ActionError("not_seated", "Only the seated players can move; you are watching.")
+            if game.status == Game.Status.WAITING:
+                raise ActionError("not_started", "The game starts when your opponent joins.")
+            if game.is_over:
+                raise ActionError("game_over", "The game is over.")
+            if v > game.version:
+                raise ActionError("bad_version", f"Version {v} is ahead of the game ({game.version}).")
+            if v < game.position_version:
+                raise ActionError("stale", "Your board was out of date; it has been refreshed.")
+            now = now or timezone.now()
+            clock = game.clock
+            expiry = clock.expiry(now)
+            if expiry:
+                return store_update(game, None, expiry_change(expiry))
+            if game.turn is not seat:
+                raise ActionError("not_your_turn", "It is your opponent's turn.")
+            record = store.current_record(game)
+            move = parse_move(record.position, text)
+            record.play(move)
+            ply = game.ply + 1
+            fen = record.position.fen()
+            store.insert_move(game, ply, str(move), fen)
+            changes = {"fen": fen, "ply": ply, "no_progress": record.no_progress_plies,
+                       "position_version": game.version + 1, "turn_started_at": now,
+                       **clock_fields(clock.after_move(now))}
+            if game.draw_offer_by not in (None, seat):
+                changes.update(drawer.declined(game, ply))
+            if record.outcome is not None:
+                changes.update(finished(record.outcome))
+            store.bump(game, **changes)
+            return Progress(game, [events.move_event(game, record, move)])
+    except IntegrityError:
+        raise ActionError("stale", "Another move was played first; your board has been refreshed.") from None
+
+
+def parse_move(position: rules.Position, text: str) -> rules.Move:
+    """The legal move of ``position`` that ``text`` names.  Raises :class:`ActionError`
+    ``ambiguous_move`` (with ``candidates``), ``malformed_move``, ``illegal_move``."""
+    try:
+        return position.parse_move(text)
+    except rules.AmbiguousMoveError as exc:
+        raise ActionError("ambiguous_move", str(exc),
+                          candidates=[str(m) for m in exc.candidates]) from None
+    except rules.MalformedMoveError as exc:
+        raise ActionError("malformed_move", str(exc)) from None
+    except rules.IllegalMoveError as exc:
+        raise ActionError("illegal_move", str(exc)) from None
+
+
+def check_clock(game_id: str, now: datetime | None = None) -> Progress:
+    """End the game if the side to move is out of time (``now``: default the current time).
+
+    Called when a viewer's clock reaches zero, on incoming messages past the
+    deadline, and by the server's own timers; whoever calls, the decision is
+    the server's, from its stored clocks, and a game is ended once.  Returns
+    the ``flagged``/``aborted`` event, or no events when time remains.
+    Raises :class:`ActionError` ``no_such_game``.
+    """
+    with transaction.atomic():
+        game = store.load_for_update(game_id)
+        expiry = game.clock.expiry(now or timezone.now())
+        if not expiry:
+            return Progress(game)
+        return store_update(game, None, expiry_change(expiry))
+
+
+def resign(game_id: str, player_id: str | None, now: datetime | None = None) -> Progress:
+    """Resign: the opponent wins by resignation.
+
+    ``now`` (default the current time): see :func:`game.round.progress.act` for the clocks.
+    Raises :class:`ActionError`: ``no_such_game``, ``not_seated``, ``not_started``, ``game_over``.
+    """
+    def decide(game: Game, seat: Color | None) -> Change:
+        side = seat_in_play(game, player_id)
+        return Change("resigned", finished(rules.Outcome(rules.Termination.RESIGNATION, side.opponent)))
+
+    return act(game_id, player_id, decide, now)
+
+
+def abort(game_id: str, player_id: str | None, now: datetime | None = None) -> Progress:
+    """Abort a game in which a side has not yet made its first move (or nobody has joined yet).
+
+    The game is marked aborted, neither won nor lost.  ``now`` (default the current time): see
+    :func:`game.round.progress.act` for the clocks.  Raises :class:`ActionError`:
+    ``no_such_game``, ``not_seated``, ``game_over``, ``too_late`` (both sides have moved).
+    """
+    def decide(game: Game, seat: Color | None) -> Change:
+        if seat is None:
+            raise ActionError("not_seated", "Only the seated players can abort; you are watching.")
+        if game.is_over:
+            raise ActionError("game_over", "The game is over.")
+        if game.ply >= ABORT_BEFORE_PLY:
+            raise ActionError("too_late", "Both sides have moved; the game can no longer be aborted.")
+        return Change("aborted", finished(rules.Outcome(rules.Termination.ABORTED, None)))
+
+    return act(game_id, player_id, decide, now)

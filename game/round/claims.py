@@ -1,0 +1,66 @@
+"""Claims against a player who left: the opponent of a player to move who has been away long
+enough may claim the win or call the game a draw."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.conf import settings
+
+from game import rules
+from game.computer.seat import is_computer
+from game.models import Game
+from game.round import presence
+from game.round.clock import claim_after_s
+from game.round.errors import ActionError
+from game.round.progress import Change, Progress, act, finished, seat_in_play
+from game.rules import Color
+
+
+def claim(game_id: str, player_id: str | None, draw: bool, now: datetime | None = None) -> Progress:
+    """The opponent of a player to move who left claims the win (or, ``draw``, calls it a draw).
+
+    Allowed when the player to move has had no page of the game open for
+    :func:`game.round.clock.claim_after_s` seconds (:func:`game.round.presence.offline_s`).
+    ``now`` (default the current time): see :func:`game.round.progress.act` for the clocks.
+    Raises :class:`ActionError`: ``no_such_game``, ``not_seated``, ``not_started``,
+    ``game_over``, ``not_claimable`` (correspondence, your own turn, or the computer's),
+    ``opponent_present`` (present, or away for less than the limit; the message says how long
+    is left), ``presence_unavailable``.
+    """
+    def decide(game: Game, _seat: Color | None) -> Change:
+        seat = seat_in_play(game, player_id)
+        limit = claim_after_s(game.control, settings.CLAIM_AFTER_LIVE_S, settings.CLAIM_AFTER_UNTIMED_S)
+        if limit is None:
+            raise ActionError("not_claimable", "In correspondence games the clock decides.")
+        turn = game.turn
+        if turn is seat:
+            raise ActionError("not_claimable", "It is your turn; only the player to move can be claimed against.")
+        if is_computer(game.player(turn)):
+            raise ActionError("not_claimable", "The computer does not leave; it is thinking.")
+        since = (game.turn_started_at or game.updated_at).timestamp()
+        try:
+            away = presence.offline_s(game.id, turn.value, since)
+        except presence.PresenceUnavailable:
+            raise ActionError("presence_unavailable",
+                              "Cannot tell whether your opponent is connected; try again.") from None
+        if away < limit:
+            left = max(1, round(limit - away))
+            raise ActionError("opponent_present", f"Your opponent can still come back: "
+                                                  f"you may claim in {left} s if they stay away."
+                              if away else "Your opponent is connected.")
+        if draw:
+            return Change("claimed_draw", finished(rules.Outcome(rules.Termination.ABANDONED, None)))
+        return Change("claimed_win", finished(rules.Outcome(rules.Termination.ABANDONED, seat)))
+
+    return act(game_id, player_id, decide, now)
+
+
+def claim_win(game_id: str, player_id: str | None, now: datetime | None = None) -> Progress:
+    """:func:`claim` of the win."""
+    return claim(game_id, player_id, draw=False, now=now)
+
+
+def claim_draw(game_id: str, player_id: str | None, now: datetime | None = None) -> Progress:
+    """:func:`claim` of a draw."""
+    return claim(game_id, player_id, draw=True, now=now)

@@ -1,0 +1,30 @@
+"""The refusal every action of a game may answer with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ActionError(Exception):
+    """A refused action: nothing was changed.
+
+    ``code`` is the machine-readable error code (``docs/protocol.md``, "Errors"),
+    ``message`` the human text, ``extra`` more fields for the client (for an
+    ambiguous move, ``candidates``).  Sent to the one socket that asked, as
+    :meth:`as_event`.
+    """
+
+    def __init__(self, code: str, message: str, **extra: Any):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.extra = extra
+
+    def as_event(self) -> dict[str, Any]:
+        """The ``error`` message: ``{"type": "error", "code", "message", **extra}``."""
+        return {"type": "error", "code": self.code, "message": self.message, **self.extra}
+
+
+def no_such_game() -> ActionError:
+    """The refusal ``no_such_game``."""
+    return ActionError("no_such_game", "There is no such game.")

@@ -1,0 +1,131 @@
+"""What the pages and sockets read about games, without taking any lock: the snapshot, seat
+lookups, the version, the PDN text, the live games list, fair-play checks."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Q
+from django.utils import timezone
+
+from game import rules
+from game.computer.seat import PREFIX as COMPUTER_PREFIX
+from game.models import Game
+from game.round import events, presence, store
+from game.round.clock import CORRESPONDENCE, TimeControl
+from game.round.errors import ActionError, no_such_game
+from game.rules import Color
+
+
+def snapshot(game_id: str, player_id: str | None) -> events.Snapshot:
+    """The ``snapshot`` for one viewer: the game's state, its move list, and the viewer's seat.
+
+    Raises :class:`ActionError` ``no_such_game``.
+    """
+    try:
+        game = Game.objects.get(pk=game_id)
+    except Game.DoesNotExist:
+        raise no_such_game() from None
+    rows = list(game.move_set.filter(ply__lte=game.ply).order_by("ply").values_list("notation", "fen_after"))
+    return events.snapshot(game, store.current_record(game, rows), [notation for notation, _ in rows],
+                           [fen for _, fen in rows], you=game.seat_of(player_id))
+
+
+def seat_of(game_id: str, player_id: str | None) -> Color | None:
+    """The seat ``player_id`` holds in game ``game_id``, read without locking
+    the game; None for a spectator, no player id or no such game.
+
+    For refusing spectators before any row lock is taken; every action checks the seat
+    again under the lock.
+    """
+    if not player_id:
+        return None
+    seats = Game.objects.filter(pk=game_id).values_list("black_player", "white_player").first()
+    if seats is None:
+        return None
+    return Color.BLACK if seats[0] == player_id else Color.WHITE if seats[1] == player_id else None
+
+
+def version(game_id: str) -> int | None:
+    """The game's version (``v`` of its last event), or None when there is no such game."""
+    return Game.objects.filter(pk=game_id).values_list("version", flat=True).first()
+
+
+def game_pdn(game_id: str, site: str) -> str:
+    """The PDN text of a game (PDN 3.0; tags Event, Site, Date, Black, White, Result, GameType 21,
+    FEN when it did not start from the initial position, TimeControl when timed).
+
+    Raises :class:`ActionError` ``no_such_game``.
+    """
+    try:
+        game = Game.objects.get(pk=game_id)
+    except Game.DoesNotExist:
+        raise no_such_game() from None
+    record = store.game_record(game)
+    tags = {
+        "Event": "Casual game",
+        "Site": site,
+        "Date": game.created_at.strftime("%Y.%m.%d"),
+        "Black": game.black_name or "?",
+        "White": game.white_name or "?",
+        "Result": game.result,
+    }
+    if game.control.timed:
+        tags["TimeControl"] = game.control.pdn()
+    return rules.game_to_pdn(record, tags)
+
+
+#: A live or untimed game in which nothing (a move, an offer, an answer) has happened for this
+#: many seconds is left off the live list: its players have most likely left.
+LIVE_LIST_IDLE_S = 15 * 60
+
+
+def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, Any]]:
+    """The games being played now (as of ``now``, default the current time), most recently active first.
+
+    Left out, though still stored as in play until someone opens them (the server decides
+    clocks lazily): timed games whose side to move is out of time or, in a live game, has let its
+    first-move window pass (:meth:`game.round.clock.Clock.expiry`, from the stored clock); untimed and live games with
+    no activity for :data:`LIVE_LIST_IDLE_S` (15 minutes); correspondence games, which move
+    slowly, are listed as long as their side to move is within its days for the move (no activity
+    for longer than that means it is out of time).  One query (a second only when more than
+    ``limit`` of the games it read were out of time), then the clocks are checked in Python.
+
+    Returns ``[{"id": str, "black": str, "white": str, "ply": int, "spectators": int,
+    "control": str, "label": str}]`` (the time control, as text and in words);
+    spectator counts come from :mod:`game.round.presence` (0 when Redis is unreachable).
+    """
+    now = now or timezone.now()
+    recent = (Q(updated_at__gte=now - timedelta(seconds=LIVE_LIST_IDLE_S))
+              & ~Q(time_control__in=CORRESPONDENCE))
+    for text in CORRESPONDENCE:
+        days = TimeControl.parse(text).days
+        recent |= Q(time_control=text, updated_at__gte=now - timedelta(days=days))
+    rows = (Game.objects.filter(recent, status=Game.Status.ACTIVE).order_by("-updated_at")
+            .only("id", "black_name", "white_name", "ply", "time_control", "status", "fen",
+                  "black_ms", "white_ms", "turn_started_at", "updated_at"))
+    games, start, batch = [], 0, 2 * limit
+    while len(games) < limit:
+        read = list(rows[start:start + batch])
+        games += [g for g in read if not g.clock.expiry(now)]
+        if len(read) < batch:
+            break
+        start += batch
+    games = games[:limit]
+    counts = presence.spectator_counts([g.id for g in games])
+    controls = {g.time_control: TimeControl.parse(g.time_control) for g in games}
+    return [{"id": g.id, "black": g.black_name, "white": g.white_name, "ply": g.ply,
+             "spectators": counts.get(g.id, 0), "control": g.time_control,
+             "label": controls[g.time_control].label()} for g in games]
+
+
+def playing_against_a_person(player_id: str | None) -> bool:
+    """True while ``player_id`` holds a seat in a game in play whose other seat is a person (not the
+    computer): the analysis board's engine is closed to them until it ends (fair play)."""
+    if not player_id:
+        return False
+    return (Game.objects.filter(status=Game.Status.ACTIVE)
+            .filter(Q(black_player=player_id) & ~Q(white_player__startswith=COMPUTER_PREFIX)
+                    | Q(white_player=player_id) & ~Q(black_player__startswith=COMPUTER_PREFIX))
+            .exists())

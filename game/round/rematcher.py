@@ -1,0 +1,53 @@
+"""Rematches: after a game either player proposes one, the other accepts (a new game, colours
+swapped) or declines."""
+
+from __future__ import annotations
+
+from game.models import Game
+from game.round.actions import start_game
+from game.round.errors import ActionError
+from game.round.progress import Change, Progress, act
+from game.rules import Color
+
+
+def offer_rematch(game_id: str, player_id: str | None) -> Progress:
+    """Propose a rematch after the game; if the opponent proposed one already, start it.
+
+    The rematch has the colours swapped; ``state.next_game`` carries its id.
+    Raises :class:`ActionError`: ``no_such_game``, ``not_seated``,
+    ``not_over`` (the game goes on, or nobody joined it), ``offer_pending``, ``rematch_started``.
+    """
+    def decide(game: Game, seat: Color | None) -> Change:
+        if seat is None:
+            raise ActionError("not_seated", "Only the players can ask for a rematch.")
+        if not game.is_over:
+            raise ActionError("not_over", "A rematch can be proposed once the game is over.")
+        if game.next_game_id:
+            raise ActionError("rematch_started", "The rematch has started already.")
+        if not game.black_player or not game.white_player:
+            raise ActionError("not_over", "Nobody joined this game; create a new one instead.")
+        if game.rematch_offer_by is seat:
+            raise ActionError("offer_pending", "Your rematch proposal is still pending.")
+        if game.rematch_offer_by is None:
+            return Change("rematch_offered", {"rematch_offer": seat.value})
+        rematch = start_game(black=(game.white_player, game.white_name),
+                             white=(game.black_player, game.black_name),
+                             time_control=game.time_control)
+        return Change("rematch_started", {"rematch_offer": "", "next_game": rematch})
+
+    return act(game_id, player_id, decide)
+
+
+def decline_rematch(game_id: str, player_id: str | None) -> Progress:
+    """Decline the opponent's rematch proposal.
+
+    Raises :class:`ActionError`: ``no_such_game``, ``not_seated``, ``no_offer``.
+    """
+    def decide(game: Game, seat: Color | None) -> Change:
+        if seat is None:
+            raise ActionError("not_seated", "Only the players can answer a rematch proposal.")
+        if game.rematch_offer_by in (None, seat):
+            raise ActionError("no_offer", "There is no rematch proposal from your opponent.")
+        return Change("rematch_declined", {"rematch_offer": ""})
+
+    return act(game_id, player_id, decide)

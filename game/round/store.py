@@ -1,0 +1,210 @@
+"""The stored game: the plain-SQL move path (row lock, insert, conditional update) and the loads.
+
+Every move locks the game row, inserts the move and updates the game.  These
+run as plain SQL on the connection, since building them and reading their
+results through QuerySets cost more CPU than the rest of a move
+(``docs/architecture.md``, "Why the move path is hand-written SQL").  They send
+the statements the ORM would send and store the same values, converted as the
+ORM converts them (``get_db_prep_save``, the backend's converters);
+``tests/web/test_services.py`` compares the rows byte for byte.
+
+The rules' record of a stored game is rebuilt here too (:func:`current_record`,
+:func:`game_record`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.transaction import TransactionManagementError
+from django.utils import timezone
+
+from game import rules
+from game.models import Game, Move
+from game.round.errors import ActionError, no_such_game
+
+
+class _MovePathSql:
+    """The SQL of the move path for one database backend, built once from the models' ``_meta``.
+
+    Every move locks the game row, inserts the move and updates the game: these run as plain
+    SQL on the connection, since building them and reading their results through QuerySets
+    cost more CPU than the rest of a move (``docs/performance.md``).  Values go in and come
+    out converted as the ORM converts them (``get_db_prep_save``, the backend's converters).
+    """
+
+    def __init__(self, conn: Any):
+        qn = conn.ops.quote_name
+        meta = Game._meta
+        self.game_table = qn(meta.db_table)
+        self.game_pk_column = qn(meta.pk.column)
+        self.game_version_column = qn(meta.get_field("version").column)
+        fields = meta.concrete_fields
+        self.game_attnames = [f.attname for f in fields]
+        self.select_game = (
+            f"SELECT {', '.join(qn(f.column) for f in fields)} FROM {self.game_table}"
+            f" WHERE {self.game_pk_column} = %s"
+            + (" FOR UPDATE" if conn.features.has_select_for_update else ""))
+        self.game_converters: list[tuple[int, list[Any], Any]] = []
+        for index, f in enumerate(fields):
+            col = f.get_col(meta.db_table)
+            converters = conn.ops.get_db_converters(col) + col.get_db_converters(conn)
+            if converters:
+                self.game_converters.append((index, converters, col))
+        move_meta = Move._meta
+        self.move_fields = [f for f in move_meta.local_concrete_fields
+                            if f is not move_meta.auto_field and not f.generated]
+        self.insert_move = (
+            f"INSERT INTO {qn(move_meta.db_table)} ({', '.join(qn(f.column) for f in self.move_fields)})"
+            f" VALUES ({', '.join(['%s'] * len(self.move_fields))})")
+
+
+_move_path_sql: dict[str, _MovePathSql] = {}
+
+
+def _connection() -> tuple[Any, _MovePathSql]:
+    """This thread's connection and the move path's SQL for its backend.
+
+    The connection itself, not ``django.db.connection``: every attribute read through that
+    proxy looks the thread's connection up again.
+    """
+    conn = connections[DEFAULT_DB_ALIAS]
+    sql = _move_path_sql.get(conn.vendor)
+    if sql is None:
+        sql = _move_path_sql[conn.vendor] = _MovePathSql(conn)
+    return conn, sql
+
+
+def stored_id(game_id: object) -> str | None:
+    """``game_id`` as a lookup compares it with the stored ids (``str()`` of it, as the ORM's
+    ``pk=`` lookup does for a character primary key), or None when no game can have it:
+    ``None``, a NUL character (which PostgreSQL refuses in text) or a lone surrogate (no UTF-8)."""
+    if game_id is None:
+        return None
+    key = Game._meta.pk.get_prep_value(game_id)
+    if "\x00" in key:
+        return None
+    if not key.isascii():
+        try:
+            key.encode()
+        except UnicodeEncodeError:
+            return None
+    return key
+
+
+def load_for_update(game_id: object) -> Game:
+    """The game ``game_id`` with its row locked until the transaction ends.
+
+    One ``SELECT ... FOR UPDATE`` read into a :class:`Game` as the ORM reads it (SQLite has no
+    row locks: there the transaction holds the database's write lock from its
+    ``BEGIN IMMEDIATE``).  Must run inside ``transaction.atomic()``; where rows lock, outside
+    one raises ``TransactionManagementError``.  Raises :class:`ActionError` ``no_such_game``
+    when no game has that id, whatever the value: ``None``, a non-string (looked up as its
+    ``str()``, as the ORM's ``pk=`` lookup does), text that no stored id can be (:func:`stored_id`).
+    """
+    conn, sql = _connection()
+    if conn.features.has_select_for_update and conn.get_autocommit():
+        raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
+    key = stored_id(game_id)
+    if key is None:
+        raise no_such_game()
+    with conn.cursor() as cursor:
+        cursor.execute(sql.select_game, [key])
+        row = cursor.fetchone()
+    if row is None:
+        raise no_such_game()
+    if sql.game_converters:
+        row = list(row)
+        for index, converters, col in sql.game_converters:
+            value = row[index]
+            for convert in converters:
+                value = convert(value, col, conn)
+            row[index] = value
+    return Game.from_db(conn.alias, sql.game_attnames, row)
+
+
+def insert_move(game: Game, ply: int, notation: str, fen_after: str) -> None:
+    """Store ply ``ply`` of ``game`` (one ``INSERT``; ``played_at`` is now).
+
+    Raises ``IntegrityError`` when the game has that ply already.
+    """
+    conn, sql = _connection()
+    move = Move(game=game, ply=ply, notation=notation, fen_after=fen_after)
+    params = [f.get_db_prep_save(f.pre_save(move, True), conn) for f in sql.move_fields]
+    with conn.cursor() as cursor:
+        cursor.execute(sql.insert_move, params)
+
+
+def bump(game: Game, **changes: Any) -> None:
+    """Store ``changes`` and advance the version, only if nobody else wrote since ``game`` was loaded.
+
+    ``changes`` maps field names to plain values (a model instance for a foreign key), stored
+    as the ORM would store them, with ``version`` (one more) and ``updated_at`` (now), in one
+    ``UPDATE ... WHERE id = %s AND version = %s``.  Raises :class:`ActionError` ``stale`` when
+    that updates no row.  ``game`` then holds the stored values (set here, not read back: the
+    row is ours until commit).
+    """
+    changes["version"] = game.version + 1
+    changes["updated_at"] = timezone.now()
+    conn, sql = _connection()
+    qn = conn.ops.quote_name
+    meta = Game._meta
+    assignments, params = [], []
+    for name, value in changes.items():
+        f = meta.get_field(name)
+        if hasattr(value, "prepare_database_save"):
+            if not f.remote_field:
+                raise TypeError(f"Tried to update field {f} with a model instance, {value!r}.")
+            value = value.prepare_database_save(f)
+        value = f.get_db_prep_save(value, conn)
+        if value is None:
+            assignments.append(f"{qn(f.column)} = NULL")
+        else:
+            assignments.append(f"{qn(f.column)} = %s")
+            params.append(value)
+    params.append(meta.pk.get_db_prep_value(game.pk, conn))
+    params.append(meta.get_field("version").get_db_prep_value(game.version, conn))
+    with conn.cursor() as cursor:
+        cursor.execute(f"UPDATE {sql.game_table} SET {', '.join(assignments)}"
+                       f" WHERE {sql.game_pk_column} = %s AND {sql.game_version_column} = %s", params)
+        updated = cursor.rowcount
+    if updated != 1:
+        raise ActionError("stale", "The game changed meanwhile; your board has been refreshed.")
+    for name, value in changes.items():
+        setattr(game, name, value)
+
+
+def game_record(game: Game, moves: list[str] | None = None) -> rules.Game:
+    """Rebuild the rules' record of the whole of ``game`` from its stored moves (one query when
+    ``moves`` is None).  For the current state only, :func:`current_record` is cheaper."""
+    if moves is None:
+        moves = list(game.move_set.order_by("ply").values_list("notation", flat=True))
+    return rules.Game.from_moves(moves, start_fen=game.start_fen)
+
+
+def current_record(game: Game, rows: list[tuple[str, str]] | None = None) -> rules.Game:
+    """The rules' record of ``game`` from its last capture or man move on.
+
+    Positions before a capture or a man move can never occur again, so this
+    record decides repetitions and the forty-move rule, and gives the side to
+    move, the legal moves and ``no_progress_plies``, exactly as the whole
+    game's would; only its ``ply``, ``moves`` and ``positions`` start at that
+    ply.  ``rows`` are all the stored ``(notation, fen_after)`` of the game,
+    ply 1 first, if the caller has them; else this reads the
+    ``game.no_progress`` moves it needs (no query right after a capture or man move).
+    """
+    kept = game.no_progress
+    first = game.ply - kept          # the ply of the last capture or man move; 0 for the start
+    if rows is not None:
+        tail = rows[max(first - 1, 0):game.ply]
+    elif kept:
+        tail = list(game.move_set.filter(ply__gte=max(first, 1), ply__lte=game.ply)
+                    .order_by("ply").values_list("notation", "fen_after"))
+    else:
+        return rules.Game(rules.Position.from_fen(game.fen))
+    if first > 0:
+        start_fen, tail = tail[0][1], tail[1:]
+    else:
+        start_fen = game.start_fen
+    return rules.Game.from_moves([notation for notation, _ in tail], start_fen=start_fen)
