@@ -2,10 +2,11 @@
 
 Every game event carries ``v``, the game's version after it.  The shapes are
 documented in ``docs/protocol.md`` and declared in :data:`SCHEMAS`; with the
-setting ``EVENT_SCHEMA_CHECK`` on (the test settings) every message encoded by
-:func:`encode` is checked against its schema, so an event that does not match
-fails the test that made it (``tests/round/test_events.py`` checks the
-schemas against the protocol document).
+setting ``EVENT_SCHEMA_CHECK`` on (the test settings) every event made and
+every message encoded by :func:`encode` is checked against its schema, so an
+event that does not match fails the test that made it
+(``tests/round/test_events.py`` checks the schemas against the protocol
+document).
 
 An event goes to an :class:`Audience`: some of the roles ``"B"``, ``"W"``
 (the players' sockets) and ``"S"`` (the spectators').  A game event's
@@ -143,6 +144,11 @@ class Event(Mapping[str, Any]):
 
     type: ClassVar[str]
 
+    def __post_init__(self) -> None:
+        if getattr(settings, "EVENT_SCHEMA_CHECK", False):
+            for _, payload in self.deliveries():
+                validate(payload)
+
     def __getitem__(self, key: str) -> Any:
         return self.payload()[key]
 
@@ -218,6 +224,7 @@ class UpdateEvent(GameEvent):
     def __post_init__(self) -> None:
         if self.what not in UPDATES:
             raise ValueError(f"unknown update {self.what!r}")
+        super().__post_init__()
 
 
 @dataclass(frozen=True)

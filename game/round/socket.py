@@ -177,7 +177,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         try:
             message = parse_client_message(decode_frame(text_data, bytes_data))
         except ProtocolError as exc:
-            await self.send_json({"type": "error", "code": exc.code, "message": exc.message})
+            await self.send_message({"type": "error", "code": exc.code, "message": exc.message})
             return
         try:
             if self.deadline is not None and time.monotonic() >= self.deadline \
@@ -185,12 +185,12 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
                 await self.check_clock()
             await self.handle(message)
         except ActionError as exc:
-            await self.send_json(exc.as_event())
+            await self.send_message(exc.as_event())
             if exc.code in ("stale", "bad_version"):
                 await self.send_snapshot()
         except DatabaseError as exc:
             log.error("database unavailable for game %s: %s", self.game_id, exc)
-            await self.send_json({"type": "error", "code": "unavailable",
+            await self.send_message({"type": "error", "code": "unavailable",
                                   "message": "The server cannot reach its database right now; "
                                              "nothing was changed. Try again in a moment."})
         finally:
@@ -203,7 +203,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             self.limit = RateLimited(settings.GAME_SOCKET_RATE_LIMIT)
         allowed, notify = self.limit.allow()
         if notify:
-            await self.send_json(RATE_LIMITED)
+            await self.send_message(RATE_LIMITED)
         return allowed
 
     async def handle(self, message: ClientMessage) -> None:
@@ -213,7 +213,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         if isinstance(message, Ping):
             # In the background: a slow Redis must not hold up this socket's next move.
             in_background(presence.refresh(self.game_id, self.channel_name, self.role))
-            await self.send_json({"type": "pong"})
+            await self.send_message({"type": "pong"})
         elif isinstance(message, Sync):
             await self.send_snapshot()
         elif isinstance(message, PlayMove):
@@ -300,6 +300,11 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self.send_snapshot()
         except Exception as exc:  # noqa: BLE001 - the page asks again when it sees a gap
             log.warning("could not resynchronise a socket of game %s: %s", self.game_id, exc)
+
+    async def send_message(self, message: dict[str, Any]) -> None:
+        """Send one message to this socket only (an ``error``, ``pong``), encoded by
+        :func:`game.round.events.encode`."""
+        await self.send(text_data=events.encode(message))
 
     async def send_event(self, event: events.Event) -> None:
         """Send ``event`` (this socket's copy of it, if it has one) and follow the clock of the
