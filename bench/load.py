@@ -453,7 +453,7 @@ class Sock:
             asyncio.get_running_loop().call_later(delay, self.play, self.v, state["ply"] + 1)
 
     def play(self, v: int, ply: int) -> None:
-        if self.v != v or self.run.stopping or not self.state or not self.state["legal"]:
+        if self.v != v or self.run.stopping or not self.state or not self.state.get("legal"):
             return
         move = self.run.rng.choice(self.state["legal"])
         self.run.sent[(self.game_id, ply)] = time.perf_counter()
