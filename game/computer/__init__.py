@@ -1,0 +1,1 @@
+"""The computer opponent (its seats and its turn) and the analysis board."""

@@ -18,7 +18,7 @@ from game.sockets import ProtocolError, decode_frame
 __all__ = ["SeekGame", "CancelSeek", "Ping", "LobbyMessage", "decode_frame", "parse_lobby_message",
            "ProtocolError"]
 
-#: Longest display name accepted on the socket before it is checked (services.clean_name allows 24).
+#: Longest display name accepted on the socket before it is checked (game.names.clean_name allows 24).
 MAX_NAME_CHARS = 100
 
 

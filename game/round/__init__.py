@@ -1,0 +1,1 @@
+"""One live game: its actions, stored state, clock, events, fan-out and socket (docs/architecture.md)."""

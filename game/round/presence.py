@@ -128,7 +128,7 @@ def offline_s(game_id: str, seat: str, since: float) -> float:
     pinged or closed); a seat never seen is measured from ``since`` (Unix
     seconds, e.g. the start of the turn).  A socket whose server died counts
     as open until its entry expires (:data:`VIEWER_TTL_S`), and is measured
-    from its last ping.  Synchronous, for services.  Raises
+    from its last ping.  Synchronous, for the actions (claims).  Raises
     :class:`PresenceUnavailable` when Redis fails.
     """
     now = time.time()

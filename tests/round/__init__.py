@@ -1,0 +1,1 @@
+"""The game events, actions and their audiences, tested without the websocket stack."""
