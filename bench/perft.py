@@ -26,8 +26,8 @@ from game.rules import Position, perft  # noqa: E402
 
 EXPECTED = {int(k): v for k, v in json.loads((ROOT / "tests/data/positions.json").read_text())["perft_initial"].items()}
 
-# The same positions for both programs: the start, a middle game from the OCA
-# corpus (Moorhead-Wyllie 1841 after 18 plies), and a position with kings.
+# The same positions for both programs: the start, a middle game from the Open Checkers
+# Archive (tests/data/OCA_2.0.pdn: Moorhead-Wyllie 1841 after 18 plies), and a position with kings.
 COMPARED = [
     ("start", Position.initial().fen()),
     ("midgame", "B:W20,21,23,24,25,27,30,31,32:B2,3,6,7,8,11,12,13,14"),

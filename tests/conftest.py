@@ -27,7 +27,7 @@ def pytest_configure(config):
 
 @pytest.fixture
 def data_dir() -> Path:
-    """The folder of game records and positions the tests use (copied from the shared corpus)."""
+    """The folder of game records and positions the tests use (their public sources: tests/data/README.md)."""
     return DATA
 
 

@@ -1,6 +1,6 @@
 """The rules of American checkers (English draughts), as played on this site.
 
-Pure Python, standard library only. Every rule follows RULES.md; notation and
+Pure Python, standard library only. Every rule follows docs/rules.md; notation and
 game files follow PDN 3.0. The main types:
 
 - :class:`Position`: an immutable position; ``legal_moves()`` is the single

@@ -1,7 +1,7 @@
 """Bitboard move generation for American checkers (English draughts).
 
 A side is a 32-bit integer: bit ``n - 1`` is set when the side has a piece on
-square ``n`` (squares 1-32 as in RULES.md). A third integer marks the kings.
+square ``n`` (squares 1-32 as in docs/rules.md, "Board and numbering"). A third integer marks the kings.
 The functions here work on the side to move (``own``), the other side
 (``opp``), the kings of both sides (``kings``) and a flag telling whether the
 side to move is Black (Black moves toward higher square numbers).
@@ -179,7 +179,7 @@ def capture_routes(own, opp, kings, black):
     Each route is ``(path, captured, crowned)``: ``path`` a tuple of squares
     numbered 1-32 (start, then every landing square), ``captured`` a tuple of
     the jumped squares in jump order, ``crowned`` True when a man ends on its
-    crowning row (which ends the move, RULES.md "Crowning"). Jumped pieces stay
+    crowning row (which ends the move, docs/rules.md, "Crowning"). Jumped pieces stay
     on the board until the route ends and cannot be jumped twice; the start
     square counts as empty. The order of the routes is unspecified.
     """

@@ -1,7 +1,7 @@
 """Perft: counting the move paths of a given depth, the standard test of a move generator.
 
 Capture routes that take the same pieces in a different order count
-separately (RULES.md "Moves"; the convention of Aart Bik's perft tables and
+separately (docs/rules.md, "Multi-jumps"; the convention of Aart Bik's perft tables and
 OEIS A133046).
 """
 

@@ -19,7 +19,7 @@ class RulesError(ValueError):
 
 
 class InvalidFenError(RulesError):
-    """A position string is not valid PDN FEN (RULES.md, "Board and notation").
+    """A position string is not valid PDN FEN (docs/rules.md, "FEN").
 
     The message names what is wrong: repeated square, square outside 1-32,
     square held by both sides, stray characters, a man on its crowning row,

@@ -1,7 +1,7 @@
 """A game record: the moves played from a start position and how the game ended.
 
-Source: RULES.md "End of the game" (win, resignation, agreement, threefold
-repetition, the forty-move rule of WCDF 1.32).
+Source: docs/rules.md, "Winning" (no pieces, no legal move, resignation) and
+"Draws" ("Threefold repetition", "Forty-move rule" of WCDF 1.32, "Agreement").
 """
 
 import collections
@@ -114,7 +114,7 @@ class Game:
     """A game record: start position, moves played, and the automatic end.
 
     ``Game(start=None)`` starts from ``start`` (a :class:`Position`, default the
-    start position). After every ply the record decides the end (RULES.md):
+    start position). After every ply the record decides the end (docs/rules.md, "Winning", "Draws"):
     the side to move with no pieces or no legal move loses; otherwise the third
     occurrence of a position draws; otherwise 80 consecutive plies with no
     capture and no man move draw. A win reached on that 80th ply stands,
@@ -190,7 +190,7 @@ class Game:
 
     @property
     def no_progress_plies(self):
-        """Consecutive plies, up to now, with no capture and no man move (RULES.md forty-move rule)."""
+        """Consecutive plies, up to now, with no capture and no man move (docs/rules.md, "Forty-move rule")."""
         return self._progress[-1]
 
     @property

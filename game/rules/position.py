@@ -1,6 +1,6 @@
 """Positions and moves of American checkers (English draughts), as immutable values.
 
-Source of every rule: RULES.md (the site's rules page); notation: PDN 3.0.
+Source of every rule: docs/rules.md; notation: PDN 3.0.
 """
 
 import enum
@@ -163,7 +163,7 @@ class Position:
 
     Immutable and hashable; two positions are equal when the same pieces stand
     on the same squares with the same side to move (the identity used for
-    repetition, RULES.md "Threefold repetition"). Build one with
+    repetition, docs/rules.md, "Threefold repetition"). Build one with
     :meth:`initial`, :meth:`from_fen` or :meth:`from_board`.
 
     >>> position = Position.initial()
@@ -245,7 +245,7 @@ class Position:
     def from_fen(cls, text):
         """Read a PDN FEN position string such as ``'B:W21,22,K30:B1,2,K3'``.
 
-        Format (RULES.md "Board and notation", PDN 3.0): the side to move
+        Format (docs/rules.md, "FEN"; PDN 3.0): the side to move
         (``B`` or ``W``), then a ``W`` section and a ``B`` section (either
         order) separated by colons, each a comma-separated list of squares 1-32,
         ``K`` before a king; a range ``K?a-b`` stands for the squares a to b.
@@ -433,7 +433,8 @@ class Position:
     def legal_moves(self):
         """All legal moves for the side to move, as a new list of :class:`Move`.
 
-        The single source of truth for legality (RULES.md "Moves"): capture is
+        The single source of truth for legality (docs/rules.md, "Moves",
+        "Compulsory capture and free choice", "Multi-jumps", "Crowning"): capture is
         compulsory, every capture route is completed, any route may be chosen,
         no piece is jumped twice, and a man that crowns ends its move. Routes
         that take the same pieces in a different order are separate moves.

@@ -130,7 +130,7 @@ def test_analysis_board_sets_up_positions_and_shows_the_engine_line(server, new_
     page.check("#turn-white")
     expect(page.locator("body")).to_have_attribute("data-fen", "W:W30:B1")
 
-    # A pasted FEN that RULES.md forbids is refused with the reason; the board stays.
+    # A pasted FEN that docs/rules.md, "FEN" forbids is refused with the reason; the board stays.
     page.fill("#fen-input", "B:W5:B5")
     page.click("#fen-load")
     expect(page.locator("#fen-error")).to_have_text("Square 5 is given to both Black and White.")

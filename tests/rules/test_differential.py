@@ -133,7 +133,7 @@ def test_multi_jump_setups_agree_with_pydraughts(seed):
 
 
 # pydraughts 0.6.7 accepts these position strings (and then plays on them);
-# RULES.md calls each invalid, so we refuse them. Kept as a record of the
+# docs/rules.md, "FEN" calls each invalid, so we refuse them. Kept as a record of the
 # disagreement.
 FENS_PYDRAUGHTS_ACCEPTS = [
     ("B:W21,21:B1", "repeated square"),

@@ -1,4 +1,4 @@
-"""Reading and writing positions as PDN FEN (RULES.md "Board and notation")."""
+"""Reading and writing positions as PDN FEN (docs/rules.md, "FEN")."""
 
 import pickle
 

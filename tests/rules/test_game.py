@@ -1,4 +1,4 @@
-"""The game record and the end of the game (RULES.md "End of the game")."""
+"""The game record and the end of the game (docs/rules.md, "Winning" and "Draws")."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Move notation both ways: parse_move and str(move) (RULES.md "Board and notation")."""
+"""Move notation both ways: parse_move and str(move) (docs/rules.md, "Notation in" and "Notation out")."""
 
 import pytest
 

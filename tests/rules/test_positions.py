@@ -1,4 +1,4 @@
-"""Legal moves and perft against the shared positions file (tests/data/positions.json)."""
+"""Legal moves and perft against the checked positions file (tests/data/positions.json)."""
 
 import pytest
 
