@@ -332,7 +332,7 @@ class Sock:
                     self.on_frame(frame)
                     if self.game_id != game_id:
                         break
-            except (OSError, WebSocketException, asyncio.TimeoutError) as exc:
+            except (TimeoutError, OSError, WebSocketException) as exc:
                 if not self.run.stopping:
                     self.run.stats.error(f"socket:{type(exc).__name__}")
             finally:
@@ -519,7 +519,7 @@ async def play_run(args, run: Run, games: list[dict], meters: dict) -> dict:
     try:
         await asyncio.wait_for(run.all_connected.wait(), CONNECT_LIMIT_S)
         connect_s = time.perf_counter() - t0
-    except asyncio.TimeoutError:
+    except TimeoutError:
         connect_s = None
     connect_times = [s.connect_time - t0 for s in socks if s.connect_time is not None]
     await asyncio.sleep(1)

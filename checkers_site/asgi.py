@@ -13,8 +13,8 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "checkers_site.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.sessions import SessionMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.sessions import SessionMiddlewareStack  # noqa: E402
 
 from checkers_site.origins import SameOriginValidator  # noqa: E402
 from game.routing import websocket_urlpatterns  # noqa: E402

@@ -10,7 +10,7 @@ import os
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-suite-secret-key-not-for-production")
 os.environ.setdefault("CHANNELS_PREFIX", "asgi-test")
 
-from .settings import *  # noqa: E402,F401,F403
+from .settings import *  # noqa: F403
 
 # Hashed static file names need collectstatic; the tests read the files where they are.
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}

@@ -8,8 +8,8 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.urls import path, re_path
 
 from game.lobby.socket import LobbyConsumer
-from game.round.socket import CLOSE_NO_SUCH_GAME, GameConsumer
 from game.models import GAME_ID_PATTERN
+from game.round.socket import CLOSE_NO_SUCH_GAME, GameConsumer
 
 
 class NoRouteConsumer(AsyncWebsocketConsumer):

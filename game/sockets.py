@@ -10,6 +10,7 @@ threads (:func:`in_db_thread`), start their fire-and-forget work with
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import threading
@@ -75,10 +76,8 @@ def close_db_connections() -> None:
     barrier = threading.Barrier(_db_threads, timeout=10)
 
     def close() -> None:
-        try:
+        with contextlib.suppress(threading.BrokenBarrierError):
             barrier.wait()          # one task in each thread: none returns before all started
-        except threading.BrokenBarrierError:
-            pass
         connections.close_all()
 
     for future in [executor.submit(close) for _ in range(_db_threads)]:

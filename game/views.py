@@ -9,12 +9,12 @@ from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from game.forms import JoinForm, NewGameForm
+from game.lobby.pairing import POOLS
+from game.models import Game
 from game.round import actions, reads
 from game.round.errors import ActionError
 from game.round.fanout import publish_sync
-from game.forms import JoinForm, NewGameForm
-from game.models import Game
-from game.lobby.pairing import POOLS
 
 
 def player_id(request) -> str:

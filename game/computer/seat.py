@@ -16,7 +16,7 @@ import random
 
 from game.engine.levels import LEVELS, Level, level
 
-__all__ = ["PREFIX", "player_id", "is_computer", "level_of", "seats", "seat_info", "has_computer"]
+__all__ = ["PREFIX", "has_computer", "is_computer", "level_of", "player_id", "seat_info", "seats"]
 
 #: The prefix of the computer's player ids.
 PREFIX = "bot:"

@@ -281,7 +281,7 @@ class Matchmaker:
         keys = self.keys(pool)
         try:
             return await script(keys=keys, args=list(args))
-        except (RedisError, OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, RedisError, OSError) as exc:
             raise MatchmakingUnavailable(f"{type(exc).__name__}: {exc}") from exc
 
     async def add(self, seek: Seek) -> tuple[Seek, SeekStatus]:

@@ -15,8 +15,15 @@ from game.lobby.pairing import DEFAULT_POOL, POOLS
 from game.round.protocol import Ping
 from game.sockets import ProtocolError, decode_frame
 
-__all__ = ["SeekGame", "CancelSeek", "Ping", "LobbyMessage", "decode_frame", "parse_lobby_message",
-           "ProtocolError"]
+__all__ = [
+    "CancelSeek",
+    "LobbyMessage",
+    "Ping",
+    "ProtocolError",
+    "SeekGame",
+    "decode_frame",
+    "parse_lobby_message",
+]
 
 #: Longest display name accepted on the socket before it is checked (game.names.clean_name allows 24).
 MAX_NAME_CHARS = 100

@@ -115,14 +115,14 @@ async def _push_count(pool: str, pending: dict) -> None:
         waiting = await pools.from_settings().waiting(pool)
         await get_channel_layer().group_send(
             pool_group(pool), {"type": "lobby.count", "pool": pool, "waiting": waiting})
-    except Exception as exc:  # noqa: BLE001 - a count is not worth more than a log line
+    except Exception as exc:
         log.warning("lobby: could not push the count of pool %s: %s", pool, exc)
 
 
 async def _tell(channel: str, message: dict) -> None:
     try:
         await get_channel_layer().send(channel, message)
-    except Exception:  # noqa: BLE001 - the other seeks of the wave must still be told
+    except Exception:
         log.exception("lobby: could not send %s to %s", message.get("type"), channel)
 
 
@@ -138,7 +138,7 @@ async def start_paired_game(pairing: Pairing):
             white=(pairing.white.player, pairing.white.name),
             time_control=POOLS[pairing.black.pool].time_control,
         )
-    except Exception:  # noqa: BLE001 - both players must hear of it
+    except Exception:
         log.exception("lobby: could not create the game of %s and %s", pairing.black.id, pairing.white.id)
         for seek in pairing:
             await _tell(seek.channel, {"type": "lobby.failed", "seek": seek.id})
@@ -150,7 +150,7 @@ async def start_paired_game(pairing: Pairing):
         try:  # the player's other tabs stop seeking: one person, one new game
             await get_channel_layer().group_send(player_group(seek.player), {
                 "type": "lobby.withdraw", "keep": seek.channel, "game": game.id, "url": url})
-        except Exception:  # noqa: BLE001 - their seeks then expire or meet someone; never fatal here
+        except Exception:
             log.exception("lobby: could not withdraw the other seeks of %s", seek.player)
     return game
 
@@ -204,7 +204,7 @@ async def _settle_while_asked(pool: str, settlers: dict, settler: _Settler) -> N
                 # The seeks' heartbeats settle again, or tell their players Redis is gone.
                 log.warning("lobby: could not settle pool %s: %s", pool, exc)
                 return
-            except Exception:  # noqa: BLE001 - a bug here must not stop later settlings
+            except Exception:
                 log.exception("lobby: settling pool %s failed", pool)
                 return
             if not settler.again:
@@ -237,13 +237,13 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
         try:
             await self.channel_layer.group_add(player_group(self.player_id), self.channel_name)
             joined.append(player_group(self.player_id))
-        except Exception as exc:  # noqa: BLE001 - other tabs' seeks then simply expire or get cancelled
+        except Exception as exc:
             log.warning("lobby: could not join the player's group: %s", exc)
         for pool in POOLS:
             try:
                 await self.channel_layer.group_add(pool_group(pool), self.channel_name)
                 joined.append(pool_group(pool))
-            except Exception as exc:  # noqa: BLE001 - counts are optional; seeking may still work
+            except Exception as exc:
                 log.warning("lobby: could not join %s: %s", pool_group(pool), exc)
         self.joined = tuple(joined)
         await self.send_counts()
@@ -357,7 +357,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             await asyncio.sleep(heartbeat_s())
             try:
                 await self.heartbeat()
-            except Exception:  # noqa: BLE001 - the heartbeat must go on
+            except Exception:
                 log.exception("lobby: heartbeat failed")
             if time.monotonic() >= next_counts:
                 # This socket's own refresh (counts that expired seeks changed without any

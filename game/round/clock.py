@@ -59,7 +59,7 @@ class TimeControl:
 
     @classmethod
     def parse(cls, text: object) -> TimeControl:
-        """Read ``untimed``, ``M+S`` (1–180 minutes, 0–60 s) or ``1d``/``3d``/``7d``.
+        """Read ``untimed``, ``M+S`` (1 to 180 minutes, 0 to 60 s) or ``1d``/``3d``/``7d``.
 
         Raises :class:`TimeControlError`.
         """

@@ -126,7 +126,7 @@ class Hub:
         if not self.subscribed.is_set():
             try:
                 await asyncio.wait_for(self.subscribed.wait(), JOIN_TIMEOUT_S)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise Unavailable("no subscription to the game events") from None
         self.members.setdefault(game_id, set()).add(member)
 
@@ -172,7 +172,7 @@ class Hub:
                         self._subscribed()
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - Redis failed: subscribe again, then resync
+            except Exception as exc:
                 self.subscribed.clear()
                 log.warning("game events subscription lost: %s", exc)
                 await asyncio.sleep(RETRY_S)
@@ -180,7 +180,7 @@ class Hub:
                 try:
                     await pubsub.aclose()
                     await connection.aclose()
-                except Exception:  # noqa: BLE001 - the connection is already broken
+                except Exception:
                     pass
 
     def _subscribed(self) -> None:
@@ -203,7 +203,7 @@ class Hub:
         for member in list(members):
             try:
                 await member.deliver(copies, follow)
-            except Exception:  # noqa: BLE001 - one socket's failure must not stop the others
+            except Exception:
                 log.exception("could not deliver an event of game %s", game_id)
 
     async def close(self) -> None:

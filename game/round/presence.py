@@ -157,5 +157,5 @@ def spectator_counts(game_ids: list[str]) -> dict[str, int]:
         results = pipe.execute()
     except (redis.RedisError, OSError) as exc:
         log.warning("presence unavailable: %s", exc)
-        return {game_id: 0 for game_id in game_ids}
-    return {game_id: _counts(members)["spectators"] for game_id, members in zip(game_ids, results)}
+        return dict.fromkeys(game_ids, 0)
+    return {game_id: _counts(members)["spectators"] for game_id, members in zip(game_ids, results, strict=True)}

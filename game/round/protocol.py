@@ -14,8 +14,19 @@ from typing import Any
 
 from game.sockets import MAX_FRAME_BYTES, ProtocolError, decode_frame
 
-__all__ = ["MAX_FRAME_BYTES", "ProtocolError", "decode_frame", "parse_client_message", "PlayMove", "Sync",
-           "Ping", "ClockCheck", "Action", "ACTIONS", "ClientMessage"]
+__all__ = [
+    "ACTIONS",
+    "MAX_FRAME_BYTES",
+    "Action",
+    "ClientMessage",
+    "ClockCheck",
+    "Ping",
+    "PlayMove",
+    "ProtocolError",
+    "Sync",
+    "decode_frame",
+    "parse_client_message",
+]
 
 #: Longest move text accepted, in characters (a king's longest route is far shorter).
 MAX_MOVE_CHARS = 80

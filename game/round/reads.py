@@ -14,7 +14,7 @@ from game.computer.seat import PREFIX as COMPUTER_PREFIX
 from game.models import Game
 from game.round import events, presence, store
 from game.round.clock import CORRESPONDENCE, TimeControl
-from game.round.errors import ActionError, no_such_game
+from game.round.errors import no_such_game
 from game.rules import Color
 
 

@@ -82,7 +82,7 @@ async def _announce_later(game_id: str) -> None:
         # died with its server process, say) and asks for a snapshot.
         game_v = await in_db_thread(reads.version)(game_id)
         await fanout.publish(game_id, [events.AudienceEvent(game_v=game_v, **audience)])
-    except Exception as exc:  # noqa: BLE001 - a notice is a convenience; never fatal
+    except Exception as exc:
         _audience_pending.pop(game_id, None)
         log.warning("could not announce the audience of %s: %s", game_id, exc)
 
@@ -283,7 +283,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             return
         try:
             await self.send(text_data=text)
-        except Exception as exc:  # noqa: BLE001 - the browser went away mid-send
+        except Exception as exc:
             # Its disconnect still runs (hub and presence cleanup).
             log.debug("could not forward an event to a closing socket: %s", exc)
             return
@@ -298,7 +298,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     async def _resync(self) -> None:
         try:
             await self.send_snapshot()
-        except Exception as exc:  # noqa: BLE001 - the page asks again when it sees a gap
+        except Exception as exc:
             log.warning("could not resynchronise a socket of game %s: %s", self.game_id, exc)
 
     async def send_message(self, message: dict[str, Any]) -> None:

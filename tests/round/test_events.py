@@ -107,7 +107,7 @@ def _started() -> Game:
 def test_a_move_event_gives_the_legal_moves_to_the_side_to_move_only():
     game = _started()
     [event] = actions.play_move(game.id, ALICE, "11-15", game.version).events
-    copies = dict((audience.key, payload) for audience, payload in event.deliveries())
+    copies = {audience.key: payload for audience, payload in event.deliveries()}
     assert set(copies) == {"W", "BS"}
     assert copies["W"]["state"]["legal"] == [str(m) for m in store.current_record(
         Game.objects.get(pk=game.id)).position.legal_moves()]
@@ -145,5 +145,5 @@ def test_a_publication_holds_each_audience_copy_once_and_the_clock_to_follow():
     envelope = json.loads(events.publication(event))
     assert [roles for roles, _ in envelope["to"]] == ["W", "BS"]
     assert envelope["follow"]["status"] == "active" and envelope["follow"]["clock"]["control"] == "5+3"
-    for roles, text in envelope["to"]:
+    for _roles, text in envelope["to"]:
         validate(json.loads(text))

@@ -11,11 +11,13 @@ duplicated.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.cookiejar
 import json
 import os
 import re
 import shutil
+import socket
 import time
 import urllib.error
 import urllib.parse
@@ -91,6 +93,7 @@ class Viewer:
         self.ws = None
         self.changed = asyncio.Event()
         self.task = None
+        self.pending: set[asyncio.Task] = set()
 
     async def start(self) -> None:
         self.task = asyncio.create_task(self.run())
@@ -105,7 +108,7 @@ class Viewer:
                     self.upstreams.append(ws.response.headers.get("X-Upstream", ""))
                     async for frame in ws:
                         self.apply(json.loads(frame))
-            except (OSError, WebSocketException, asyncio.TimeoutError):
+            except (TimeoutError, OSError, WebSocketException):
                 pass
             self.ws = None
             self.reconnects += 1
@@ -122,19 +125,23 @@ class Viewer:
                 self.moves.append(message["move"])
                 self.v = message["v"]
             elif message["v"] > self.v:
-                asyncio.create_task(self.send({"type": "sync"}))
+                self.ask_sync()
         elif kind in ("update", "seats") and message["v"] == self.v + 1:
             self.v = message["v"]
         elif kind == "audience" and (message.get("game_v") or 0) > self.v:
-            asyncio.create_task(self.send({"type": "sync"}))
+            self.ask_sync()
         self.changed.set()
+
+    def ask_sync(self) -> None:
+        """Send ``sync`` soon (the task is kept until it is done)."""
+        task = asyncio.create_task(self.send({"type": "sync"}))
+        self.pending.add(task)
+        task.add_done_callback(self.pending.discard)
 
     async def send(self, message: dict) -> None:
         if self.ws is not None:
-            try:
+            with contextlib.suppress(WebSocketException):
                 await self.ws.send(json.dumps(message))
-            except WebSocketException:
-                pass
 
     async def wait(self, condition, timeout_s: float = 20) -> None:
         async def loop():
@@ -154,13 +161,11 @@ async def play(mover: Viewer, viewers: list[Viewer], move: str, ply: int) -> Non
         while len(mover.moves) < ply:
             if len(mover.moves) == ply - 1 and mover.ws is not None:
                 await mover.send({"type": "move", "move": move, "v": mover.v})
-            try:
+            with contextlib.suppress(TimeoutError):
                 await mover.wait(lambda: len(mover.moves) >= ply, timeout_s=2)
-            except asyncio.TimeoutError:
-                pass
     await asyncio.wait_for(landed(), 60)
     for viewer in viewers:
-        await viewer.wait(lambda: len(viewer.moves) >= ply, timeout_s=60)
+        await viewer.wait(lambda viewer=viewer: len(viewer.moves) >= ply, timeout_s=60)
 
 
 @pytest.fixture
@@ -251,7 +256,7 @@ def test_killed_daphne_and_restarted_redis_lose_no_move(site):
                 await play(a if ply % 2 else b, viewers, move, ply)
             for viewer in viewers:
                 assert viewer.moves == moves
-            assert all(v.snapshots > before for v, before in zip(viewers, snapshots))
+            assert all(v.snapshots > before for v, before in zip(viewers, snapshots, strict=False))
         finally:
             for viewer in viewers:
                 await viewer.close()
@@ -320,11 +325,10 @@ def test_dropped_database_connections_cost_a_moment_not_seconds(site):
     asyncio.run(scenario())
 
 
-def silent_spectator(port: int, game_id: str) -> "socket.socket":
+def silent_spectator(port: int, game_id: str) -> socket.socket:
     """A spectator that opens the game socket and then never reads a byte."""
     import base64
     import os
-    import socket
 
     sock = socket.create_connection(("127.0.0.1", port), timeout=5)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)

@@ -14,9 +14,8 @@ from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
 
-from game.round import clock, events
-from game.round import actions, claims, drawer, errors
 from game.models import Game
+from game.round import actions, claims, clock, drawer, errors
 from tests.web.conftest import recv
 from tests.web.test_game_consumer import stored
 
@@ -234,9 +233,8 @@ def test_claim_against_the_computer_is_refused():
 
     game = actions.start_game(black=(computer.player_id(5), "Computer"), white=(BOB, "bob"),
                                time_control="5+0")
-    with override_settings(CLAIM_AFTER_LIVE_S=0):
-        with pytest.raises(errors.ActionError) as exc:
-            claims.claim(game.id, BOB, draw=False)
+    with override_settings(CLAIM_AFTER_LIVE_S=0), pytest.raises(errors.ActionError) as exc:
+        claims.claim(game.id, BOB, draw=False)
     assert exc.value.code == "not_claimable"
 
 

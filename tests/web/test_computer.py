@@ -10,8 +10,8 @@ from channels.db import database_sync_to_async
 from game import rules
 from game.computer import player as computer_play
 from game.computer import seat as computer
-from game.round import actions, errors
 from game.models import Game
+from game.round import actions, errors
 from tests.web.conftest import recv
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -58,7 +58,8 @@ async def test_computer_game_played_to_the_end_has_a_legal_result(alice):
         state, v = event["state"], event["v"]
     await comm.disconnect()
     game = await database_sync_to_async(Game.objects.get)(pk=game_id)
-    moves = await database_sync_to_async(lambda: list(game.move_set.order_by("ply").values_list("notation", flat=True)))()
+    moves = await database_sync_to_async(
+        lambda: list(game.move_set.order_by("ply").values_list("notation", flat=True)))()
     record = rules.Game.from_moves(moves)
     assert record.outcome is not None
     assert game.status == "finished"

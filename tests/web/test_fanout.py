@@ -9,8 +9,7 @@ import redis
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from game.round import fanout
-from game.round import actions, reads
+from game.round import actions, fanout, reads
 from game.round.fanout import publish
 from tests.system.processes import free_port
 from tests.web.conftest import recv
@@ -87,6 +86,7 @@ async def test_socket_closes_4503_when_redis_is_unreachable(alice, bob, monkeypa
     monkeypatch.setattr(settings, "REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")  # nobody listens
     monkeypatch.setattr(fanout, "JOIN_TIMEOUT_S", 0.5)
     from channels.testing import WebsocketCommunicator
+
     from checkers_site.asgi import application
     comm = WebsocketCommunicator(application, f"/ws/game/{game_id}/", headers=alice.headers())
     connected, _ = await comm.connect(timeout=5)

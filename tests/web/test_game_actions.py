@@ -10,9 +10,9 @@ import pytest
 from channels.db import database_sync_to_async
 from django.db import connection
 
-from game.round import actions, drawer, errors, store
 from game.models import Game
-from tests.web.conftest import hears_nothing, make_browser, public, recv
+from game.round import actions, drawer, errors, store
+from tests.web.conftest import make_browser, public, recv
 from tests.web.test_game_consumer import expect_refusal, start_game, stored
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -97,7 +97,7 @@ async def test_opponent_moving_declines_pending_offer(alice, bob, carol):
 
 @pytest.mark.asyncio
 async def test_offer_while_opponent_offer_pending_accepts_it(alice, bob, carol):
-    game_id, a, b, c, v = await seated(alice, bob, carol)
+    _game_id, a, b, c, _v = await seated(alice, bob, carol)
     await b.send_json_to({"type": "draw_offer"})
     await everyone_gets([a, b, c], what="draw_offered", by="W")
     await a.send_json_to({"type": "draw_offer"})
@@ -108,7 +108,7 @@ async def test_offer_while_opponent_offer_pending_accepts_it(alice, bob, carol):
 
 @pytest.mark.asyncio
 async def test_draw_refusals_change_nothing(alice, bob, carol):
-    game_id, a, b, c, v = await seated(alice, bob, carol)
+    game_id, a, b, c, _v = await seated(alice, bob, carol)
     await expect_refusal(c, [a, b], {"type": "draw_offer"}, "not_seated", game_id)
     await expect_refusal(c, [a, b], {"type": "draw_accept"}, "not_seated", game_id)
     await expect_refusal(a, [b, c], {"type": "draw_accept"}, "no_offer", game_id)
@@ -157,7 +157,7 @@ async def test_abort_allowed_until_both_sides_moved(alice, bob, carol):
 
 @pytest.mark.asyncio
 async def test_rematch_swaps_colours_and_reaches_spectators(alice, bob, carol):
-    game_id, a, b, c, v = await seated(alice, bob, carol)
+    game_id, a, b, c, _v = await seated(alice, bob, carol)
     await expect_refusal(a, [b, c], {"type": "rematch_offer"}, "not_over", game_id)
     await a.send_json_to({"type": "resign"})
     await everyone_gets([a, b, c], what="resigned")
@@ -179,7 +179,7 @@ async def test_rematch_swaps_colours_and_reaches_spectators(alice, bob, carol):
 
 @pytest.mark.asyncio
 async def test_rematch_declined_clears_proposal(alice, bob, carol):
-    game_id, a, b, c, v = await seated(alice, bob, carol)
+    game_id, a, b, c, _v = await seated(alice, bob, carol)
     await a.send_json_to({"type": "abort"})
     await everyone_gets([a, b, c], what="aborted")
     await a.send_json_to({"type": "rematch_offer"})

@@ -14,8 +14,8 @@ from django.test import override_settings
 
 from checkers_site.asgi import application
 from game import rules
-from game.round import actions
 from game.models import Game
+from game.round import actions
 from tests.web.conftest import hears_nothing, public, recv
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]

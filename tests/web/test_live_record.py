@@ -16,8 +16,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from game import rules
-from game.round import actions, reads, store
 from game.models import Game
+from game.round import actions, reads, store
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -96,7 +96,7 @@ def test_a_move_costs_a_bounded_number_of_queries():
     game = actions.create_game(ALICE, "alice", "B", KINGS)
     actions.join_game(game.id, BOB, "bob")
     v = 1
-    for ply, (player, move) in enumerate([(ALICE, "3-7"), (BOB, "22-18"), (ALICE, "7-3")], start=1):
+    for _ply, (player, move) in enumerate([(ALICE, "3-7"), (BOB, "22-18"), (ALICE, "7-3")], start=1):
         with CaptureQueriesContext(connection) as queries:
             v = actions.play_move(game.id, player, move, v).events[0]["v"]
         assert len(queries.captured_queries) <= 6

@@ -30,10 +30,10 @@ from websockets.asyncio.client import connect as ws_connect
 
 from checkers_site.asgi import application
 from game.lobby import pools as matchmaking
-from game.round import actions
+from game.lobby.pairing import Pairing, Seek, pair_seeks
 from game.lobby.pools import Matchmaker, SeekStatus
 from game.models import Game
-from game.lobby.pairing import Pairing, Seek, pair_seeks
+from game.round import actions
 from tests.web.conftest import Browser, make_browser
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -370,8 +370,8 @@ async def test_cancel_racing_pairing_never_pairs_a_cancelled_seek(pools, matchma
             *(third.settle(POOL, rng) for _ in range(10)),
         )
         cancels, settles = results[:150], results[150:]
-        removed = {s.id for s, status in zip(victims, cancels) if status.state == "removed"}
-        claimed = {s.id for s, status in zip(victims, cancels) if status.state == "claimed"}
+        removed = {s.id for s, status in zip(victims, cancels, strict=False) if status.state == "removed"}
+        claimed = {s.id for s, status in zip(victims, cancels, strict=False) if status.state == "claimed"}
         assert removed | claimed == {s.id for s in victims}
         paired = [s.id for taken, _ in settles for pairing in taken for s in pairing]
         assert len(paired) == len(set(paired))  # at most once

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from game.round.socket import GameConsumer
 from game.lobby.socket import LobbyConsumer
 from game.models import GAME_ID_ALPHABET, GAME_ID_LENGTH, new_game_id
+from game.round.socket import GameConsumer
 from game.routing import NoRouteConsumer, websocket_urlpatterns
 
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timezone as dt_timezone
+from datetime import UTC, datetime
 
 import pytest
 from django.db import connection, transaction
 from django.db.transaction import TransactionManagementError
 from django.utils import timezone
 
-from game.round import actions, drawer, errors, store
 from game.models import Game, Move
+from game.round import actions, drawer, errors, store
 from game.rules import Color
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -118,7 +118,7 @@ def row_of(model, pk) -> dict:
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT * FROM {qn(meta.db_table)} WHERE {qn(meta.pk.column)} = %s", [pk])
         names = [column[0] for column in cursor.description]
-        return dict(zip(names, cursor.fetchone()))
+        return dict(zip(names, cursor.fetchone(), strict=False))
 
 
 def described(instance) -> dict:
@@ -172,7 +172,7 @@ def test_a_second_move_for_a_stored_ply_is_stale():
 
 
 def test_moves_are_stored_as_the_orm_stores_them(monkeypatch):
-    now = datetime(2024, 2, 29, 23, 59, 58, 123456, tzinfo=dt_timezone.utc)
+    now = datetime(2024, 2, 29, 23, 59, 58, 123456, tzinfo=UTC)
     monkeypatch.setattr(timezone, "now", lambda: now)
     game = actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
     other = actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
@@ -187,12 +187,12 @@ def test_moves_are_stored_as_the_orm_stores_them(monkeypatch):
 
 
 def test_bump_stores_what_an_orm_update_stores(monkeypatch):
-    now = datetime(2024, 2, 29, 23, 59, 58, 123456, tzinfo=dt_timezone.utc)
+    now = datetime(2024, 2, 29, 23, 59, 58, 123456, tzinfo=UTC)
     monkeypatch.setattr(timezone, "now", lambda: now)
     games = [actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"), time_control="5+3")
              for _ in range(2)]
     rematches = [actions.start_game(black=(BOB, "bob"), white=(ALICE, "alice")) for _ in range(2)]
-    started = datetime(2023, 12, 31, 22, 0, 1, 5, tzinfo=dt_timezone.utc)
+    started = datetime(2023, 12, 31, 22, 0, 1, 5, tzinfo=UTC)
     changes = {"status": Game.Status.FINISHED, "result": "1-0", "termination": "resignation",
                "turn_started_at": started, "black_ms": None, "white_ms": 12345678901,
                "draw_offer": "", "ply": 3}
@@ -213,11 +213,10 @@ def test_bump_stores_what_an_orm_update_stores(monkeypatch):
 
 def test_bump_after_someone_else_wrote_is_stale_and_changes_nothing():
     game = actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
-    with pytest.raises(errors.ActionError) as exc:
-        with transaction.atomic():
-            loaded = store.load_for_update(game.id)
-            Game.objects.filter(pk=game.pk).update(version=5)
-            store.bump(loaded, draw_offer="B")
+    with pytest.raises(errors.ActionError) as exc, transaction.atomic():
+        loaded = store.load_for_update(game.id)
+        Game.objects.filter(pk=game.pk).update(version=5)
+        store.bump(loaded, draw_offer="B")
     assert exc.value.code == "stale"
     assert loaded.draw_offer == "" and loaded.version == 0
     game.refresh_from_db()

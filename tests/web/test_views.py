@@ -104,7 +104,8 @@ def test_unknown_game_is_404():
 
 def test_game_routes_take_every_game_id():
     for game_id in (new_game_id(), GAME_ID_ALPHABET[:GAME_ID_LENGTH], GAME_ID_ALPHABET[-GAME_ID_LENGTH:]):
-        for name, path, view in (("game", f"/g/{game_id}/", views.game_page), ("join", f"/g/{game_id}/join", views.join),
+        for name, path, view in (("game", f"/g/{game_id}/", views.game_page),
+                                 ("join", f"/g/{game_id}/join", views.join),
                                  ("game_pdn", f"/g/{game_id}.pdn", views.game_pdn)):
             match = resolve(path)
             assert (match.func, match.kwargs) == (view, {"game_id": game_id})
@@ -130,7 +131,7 @@ def test_pdn_download_replays_with_the_rules_cli(tmp_path):
     import subprocess
     import sys
 
-    from game.round import actions, reads
+    from game.round import actions
 
     game = actions.start_game(black=("a" * 32, "alice"), white=("b" * 32, "bob"))
     v = game.version
@@ -154,7 +155,7 @@ def test_pdn_download_replays_with_the_rules_cli(tmp_path):
 
 
 def test_pdn_of_game_from_a_set_up_position_has_fen_tag():
-    from game.round import actions, reads
+    from game.round import actions
 
     game = actions.create_game("a" * 32, "alice", "B", start_fen="B:W29:B21,K22")
     text = Client().get(f"/g/{game.id}.pdn").content.decode()
@@ -162,7 +163,7 @@ def test_pdn_of_game_from_a_set_up_position_has_fen_tag():
 
 
 def test_live_games_lists_active_games_only():
-    from game.round import actions, reads
+    from game.round import actions
 
     active = actions.start_game(black=("a" * 32, "alice"), white=("b" * 32, "bob"))
     actions.create_game("c" * 32, "carol", "B")  # waiting: not listed
@@ -215,8 +216,8 @@ def test_live_games_leave_out_games_out_of_time_or_idle():
 
     from django.utils import timezone
 
-    from game.round import actions, reads
     from game.models import Game
+    from game.round import actions, reads
 
     now = timezone.now()
     players = iter(range(100))
