@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test install redis migrate clean
+.PHONY: run test lint install redis migrate clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,11 @@ run: install redis migrate
 
 test: install redis
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Style and types (settings in pyproject.toml): ruff on everything, mypy on the application packages.
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy game checkers_site
 
 clean:
 	-$(PY) scripts/embedded_redis.py stop
