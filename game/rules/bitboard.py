@@ -17,6 +17,21 @@ functions take and return plain integers and tuples so that perft can run
 without building objects.
 """
 
+from __future__ import annotations
+
+from typing import TypeAlias
+
+#: One jump from a square: (jumped bit, jumped index, landing index, landing bit).
+Jump: TypeAlias = tuple[int, int, int, int]
+#: Per square index 0-31, the jumps a piece there may make.
+JumpTable: TypeAlias = tuple[tuple[Jump, ...], ...]
+#: A complete capture route: (path of squares 1-32, captured squares in jump order, crowned).
+Route: TypeAlias = tuple[tuple[int, ...], tuple[int, ...], bool]
+#: A capture route without its path: (start bit, end bit, captured mask, crowned).
+CaptureResult: TypeAlias = tuple[int, int, int, bool]
+#: A position after a move: (mover's pieces, other side's pieces, kings).
+Child: TypeAlias = tuple[int, int, int]
+
 FULL = 0xFFFFFFFF
 
 #: Direction numbers: up is toward square 1 (White's forward), down toward 32.
@@ -29,13 +44,13 @@ BLACK_FORWARD = (DOWN_LEFT, DOWN_RIGHT)
 WHITE_FORWARD = (UP_LEFT, UP_RIGHT)
 
 
-def coordinates(index):
+def coordinates(index: int) -> tuple[int, int]:
     """Return (row, column) of square index 0-31, row 0 at the top (rank 8), column 0 = file a."""
     row = index // 4
     return row, 2 * (index % 4) + (1 if row % 2 == 0 else 0)
 
 
-def index_at(row, column):
+def index_at(row: int, column: int) -> int:
     """Return the square index 0-31 at (row, column), or -1 off the board or on a light square."""
     if 0 <= row < 8 and 0 <= column < 8 and (row + column) % 2 == 1:
         return row * 4 + column // 2
@@ -77,7 +92,7 @@ for _d in DIRECTIONS:
             assert LANDING[_d][_i] - _i == JUMP_SHIFT[_d]
 
 
-def _jump_table(directions):
+def _jump_table(directions: tuple[int, ...]) -> JumpTable:
     return tuple(
         tuple(
             (1 << NEIGHBOUR[d][i], NEIGHBOUR[d][i], LANDING[d][i], 1 << LANDING[d][i])
@@ -99,11 +114,11 @@ _SO0, _SO1, _SO2, _SO3 = STEP_ODD
 _JF0, _JF1, _JF2, _JF3 = JUMP_FROM
 
 
-def _shl(x, n):
+def _shl(x: int, n: int) -> int:
     return x << n if n >= 0 else x >> -n
 
 
-def jumpers(own, opp, kings, black):
+def jumpers(own: int, opp: int, kings: int, black: bool) -> int:
     """Return the bitboard of the side to move's pieces that have at least one jump."""
     empty = FULL & ~(own | opp)
     if black:
@@ -132,7 +147,7 @@ def jumpers(own, opp, kings, black):
     return result
 
 
-def count_quiet(own, opp, kings, black):
+def count_quiet(own: int, opp: int, kings: int, black: bool) -> int:
     """Return the number of quiet moves (steps) of the side to move."""
     empty = FULL & ~(own | opp)
     if black:
@@ -149,14 +164,14 @@ def count_quiet(own, opp, kings, black):
     return n
 
 
-def quiet_moves(own, opp, kings, black):
+def quiet_moves(own: int, opp: int, kings: int, black: bool) -> list[tuple[int, int]]:
     """Return the quiet moves of the side to move as a list of (from index, to index)."""
     empty = FULL & ~(own | opp)
     if black:
         groups = ((own, (DOWN_LEFT, DOWN_RIGHT)), (own & kings, (UP_LEFT, UP_RIGHT)))
     else:
         groups = ((own, (UP_LEFT, UP_RIGHT)), (own & kings, (DOWN_LEFT, DOWN_RIGHT)))
-    moves = []
+    moves: list[tuple[int, int]] = []
     for pieces, directions in groups:
         if not pieces:
             continue
@@ -173,7 +188,7 @@ def quiet_moves(own, opp, kings, black):
     return moves
 
 
-def capture_routes(own, opp, kings, black):
+def capture_routes(own: int, opp: int, kings: int, black: bool) -> list[Route]:
     """Return every complete capture route of the side to move.
 
     Each route is ``(path, captured, crowned)``: ``path`` a tuple of squares
@@ -184,7 +199,7 @@ def capture_routes(own, opp, kings, black):
     square counts as empty. The order of the routes is unspecified.
     """
     starts = jumpers(own, opp, kings, black)
-    routes = []
+    routes: list[Route] = []
     if not starts:
         return routes
     empty = FULL & ~(own | opp)
@@ -198,7 +213,7 @@ def capture_routes(own, opp, kings, black):
         man = not kings & bit
         table = man_table if man else JUMPS_KING
         free = empty | bit
-        stack = [(start, 0, (start + 1,), ())]
+        stack: list[tuple[int, int, tuple[int, ...], tuple[int, ...]]] = [(start, 0, (start + 1,), ())]
         while stack:
             at, taken, path, captured = stack.pop()
             extended = False
@@ -214,7 +229,7 @@ def capture_routes(own, opp, kings, black):
     return routes
 
 
-def capture_results(own, opp, kings, black, starts):
+def capture_results(own: int, opp: int, kings: int, black: bool, starts: int) -> list[CaptureResult]:
     """Return (start bit, end bit, captured mask, crowned) for every capture route from ``starts``.
 
     The same routes as :func:`capture_routes`, without the paths (for perft).
@@ -222,7 +237,7 @@ def capture_results(own, opp, kings, black, starts):
     empty = FULL & ~(own | opp)
     crown_row = ROW_BOTTOM if black else ROW_TOP
     man_table = JUMPS_BLACK_MAN if black else JUMPS_WHITE_MAN
-    results = []
+    results: list[CaptureResult] = []
     append = results.append
     while starts:
         bit = starts & -starts
@@ -246,7 +261,7 @@ def capture_results(own, opp, kings, black, starts):
     return results
 
 
-def count_captures(own, opp, kings, black, starts):
+def count_captures(own: int, opp: int, kings: int, black: bool, starts: int) -> int:
     """Return the number of complete capture routes from the pieces in ``starts``."""
     empty = FULL & ~(own | opp)
     crown_row = ROW_BOTTOM if black else ROW_TOP
@@ -274,7 +289,7 @@ def count_captures(own, opp, kings, black, starts):
     return total
 
 
-def count_moves(own, opp, kings, black):
+def count_moves(own: int, opp: int, kings: int, black: bool) -> int:
     """Return the number of legal moves of the side to move (capture is compulsory)."""
     starts = jumpers(own, opp, kings, black)
     if starts:
@@ -282,13 +297,13 @@ def count_moves(own, opp, kings, black):
     return count_quiet(own, opp, kings, black)
 
 
-def children(own, opp, kings, black):
+def children(own: int, opp: int, kings: int, black: bool) -> list[Child]:
     """Return the positions after each legal move, as (mover's pieces, other side's pieces, kings).
 
     The mover is the side that was to move; in the returned positions the
     other side is to move.
     """
-    result = []
+    result: list[Child] = []
     starts = jumpers(own, opp, kings, black)
     crown_row = ROW_BOTTOM if black else ROW_TOP
     if starts:
@@ -326,7 +341,7 @@ def children(own, opp, kings, black):
     return result
 
 
-def count_replies(positions, black):
+def count_replies(positions: list[Child], black: bool) -> int:
     """Sum of :func:`count_moves` over ``positions``, a list of (other side, side to move, kings).
 
     The shape is what :func:`children` returns; ``black`` tells whether the side
@@ -372,7 +387,7 @@ def count_replies(positions, black):
     return total
 
 
-def perft(own, opp, kings, black, depth):
+def perft(own: int, opp: int, kings: int, black: bool, depth: int) -> int:
     """Count the leaf positions ``depth`` plies ahead (bulk counting at the last ply)."""
     if depth <= 0:
         return 1
@@ -388,7 +403,8 @@ def perft(own, opp, kings, black, depth):
     return total
 
 
-def perft_cached(own, opp, kings, black, depth, table, min_depth=3):
+def perft_cached(own: int, opp: int, kings: int, black: bool, depth: int,
+                 table: dict[tuple[int, int, int, bool, int], int], min_depth: int = 3) -> int:
     """:func:`perft` with a transposition table (a dict) for subtrees of ``min_depth`` plies or more.
 
     Equal positions reached by different move orders are counted once and

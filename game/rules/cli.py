@@ -7,25 +7,40 @@ Exit status: 0 when nothing was rejected, 1 when a game was, 2 when a file
 could not be read (or the arguments were wrong).
 """
 
+from __future__ import annotations
+
 import argparse
 import sys
 import time
+from collections.abc import Iterable, Sequence
+from typing import TextIO, TypedDict
 
 from .counting import divide, perft
 from .errors import RulesError
 from .game import Game
-from .pdn import GAME_TYPE, read_games
+from .pdn import GAME_TYPE, PdnGame, read_games
 from .position import Color, Position
 
-__all__ = ["main", "replay_game"]
+__all__ = ["main", "replay_game", "Rejection"]
 
 _SHOWN_TAGS = ("Event", "Date", "Black", "White", "Result")
 
 
-def replay_game(pdn_game):
+class Rejection(TypedDict):
+    """Why :func:`replay_game` rejected a game (a plain dict)."""
+
+    ply: int
+    number: int
+    side: str
+    move: str
+    fen: str
+    reason: str
+
+
+def replay_game(pdn_game: PdnGame) -> Rejection | None:
     """Replay one :class:`~game.rules.PdnGame`.
 
-    Returns None when every move plays, else a dict with ``ply`` (1-based ply
+    Returns None when every move plays, else a :class:`Rejection` dict with ``ply`` (1-based ply
     of the failing move, 0 for the set-up), ``number`` and ``side`` (its move
     number and the side that played it, as in the move text), ``move`` (its
     text), ``fen`` (the position it was played in) and ``reason`` (error class
@@ -52,12 +67,12 @@ def replay_game(pdn_game):
     return None
 
 
-def _describe(pdn_game):
+def _describe(pdn_game: PdnGame) -> str:
     names = [name for name in _SHOWN_TAGS if name in pdn_game.tags] or list(pdn_game.tags)
     return ", ".join(f'{name} "{pdn_game.tags[name]}"' for name in names) or "no tags"
 
 
-def _replay(paths, out, err):
+def _replay(paths: Iterable[str], out: TextIO, err: TextIO) -> int:
     games = replayed = rejected = 0
     unreadable = False
     for path in paths:
@@ -96,7 +111,7 @@ def _replay(paths, out, err):
     return 1 if rejected else 0
 
 
-def _perft(depth, fen, show_divide, out):
+def _perft(depth: int, fen: str | None, show_divide: bool, out: TextIO) -> int:
     position = Position.from_fen(fen) if fen else Position.initial()
     started = time.perf_counter()
     if show_divide:
@@ -112,7 +127,7 @@ def _perft(depth, fen, show_divide, out):
     return 0
 
 
-def main(argv=None, out=None, err=None):
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err

@@ -5,13 +5,15 @@ separately (docs/rules.md, "Multi-jumps"; the convention of Aart Bik's perft tab
 OEIS A133046).
 """
 
+from __future__ import annotations
+
 from . import bitboard
-from .position import Color, Position
+from .position import Color, Move, Position
 
 __all__ = ["perft", "divide"]
 
 
-def _state(position):
+def _state(position: Position) -> tuple[int, int, int, bool]:
     if not isinstance(position, Position):
         raise TypeError(f"position must be a Position, not {type(position).__name__}")
     if position.turn is Color.BLACK:
@@ -19,7 +21,7 @@ def _state(position):
     return position.white, position.black, position.kings, False
 
 
-def perft(position, depth, *, transpositions=False):
+def perft(position: Position, depth: int, *, transpositions: bool = False) -> int:
     """Number of leaf positions reached by all move sequences of ``depth`` plies (an int).
 
     ``depth`` 0 counts the position itself. A side with no legal move ends its
@@ -40,7 +42,7 @@ def perft(position, depth, *, transpositions=False):
     return bitboard.perft(own, opp, kings, black, depth)
 
 
-def divide(position, depth):
+def divide(position: Position, depth: int) -> list[tuple[Move, int]]:
     """Perft split by first move: a list of ``(Move, count)`` in :meth:`Position.legal_moves` order.
 
     ``depth`` must be at least 1; the counts add up to ``perft(position, depth)``.

@@ -4,6 +4,14 @@ Every error is a :class:`RulesError`, which is a :class:`ValueError`, so a
 caller may catch them all at once or map each cause to its own error code.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .position import Move
+
 __all__ = [
     "RulesError",
     "InvalidFenError",
@@ -42,9 +50,9 @@ class AmbiguousMoveError(RulesError):
     values; the message lists them in full form.
     """
 
-    def __init__(self, message, candidates=()):
+    def __init__(self, message: str, candidates: Iterable[Move] = ()) -> None:
         super().__init__(message)
-        self.candidates = list(candidates)
+        self.candidates: list[Move] = list(candidates)
 
 
 class GameOverError(RulesError):

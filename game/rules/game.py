@@ -4,9 +4,13 @@ Source: docs/rules.md, "Winning" (no pieces, no legal move, resignation) and
 "Draws" ("Threefold repetition", "Forty-move rule" of WCDF 1.32, "Agreement").
 """
 
+from __future__ import annotations
+
 import collections
 import dataclasses
 import enum
+from collections.abc import Iterable
+from typing import Self
 
 from .errors import GameOverError, RulesError
 from .position import Color, Move, Position
@@ -60,7 +64,7 @@ class Outcome:
     termination: Termination
     winner: Color | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         termination = Termination(self.termination)
         winner = None if self.winner is None else Color(self.winner)
         object.__setattr__(self, "termination", termination)
@@ -71,7 +75,7 @@ class Outcome:
             raise ValueError(f"{termination.value} is a draw and has no winner")
 
     @property
-    def result(self):
+    def result(self) -> str:
         """PDN result: ``'1-0'`` (Black won), ``'0-1'`` (White won), ``'1/2-1/2'`` or ``'*'``."""
         if self.winner is Color.BLACK:
             return "1-0"
@@ -82,12 +86,12 @@ class Outcome:
         return "1/2-1/2"
 
     @property
-    def is_draw(self):
+    def is_draw(self) -> bool:
         """True when nobody won and the game was not aborted."""
         return self.winner is None and self.termination is not Termination.ABORTED
 
     @property
-    def reason(self):
+    def reason(self) -> str:
         """Why the game ended, as a short sentence, e.g. ``'White has no legal move'``."""
         loser = self.winner.opponent.label if self.winner else None
         t = self.termination
@@ -128,21 +132,21 @@ class Game:
     Move((18, 9), (14,))
     """
 
-    def __init__(self, start=None):
+    def __init__(self, start: Position | None = None) -> None:
         if start is None:
             start = Position.initial()
         elif not isinstance(start, Position):
             raise TypeError(f"start must be a Position, not {type(start).__name__}")
         self._start = start
         self._positions = [start]
-        self._moves = []
+        self._moves: list[Move] = []
         self._progress = [0]
         self._counts = collections.Counter({start: 1})
-        self._outcome = None
+        self._outcome: Outcome | None = None
         self._outcome = self._decide()
 
     @classmethod
-    def from_moves(cls, moves, start_fen=None):
+    def from_moves(cls, moves: Iterable[Move | str], start_fen: str | None = None) -> Self:
         """Replay ``moves`` (move strings, normally full form) from ``start_fen`` or the start.
 
         Raises :class:`~game.rules.InvalidFenError` for a bad ``start_fen``,
@@ -154,55 +158,55 @@ class Game:
         return game
 
     @property
-    def start(self):
+    def start(self) -> Position:
         """The start :class:`Position`."""
         return self._start
 
     @property
-    def position(self):
+    def position(self) -> Position:
         """The current :class:`Position`."""
         return self._positions[-1]
 
     @property
-    def positions(self):
+    def positions(self) -> list[Position]:
         """All positions of the game, from the start to the current one (a new list)."""
         return list(self._positions)
 
     @property
-    def moves(self):
+    def moves(self) -> list[Move]:
         """The moves played, in order (a new list of :class:`Move`)."""
         return list(self._moves)
 
     @property
-    def ply(self):
+    def ply(self) -> int:
         """Number of plies played."""
         return len(self._moves)
 
     @property
-    def outcome(self):
+    def outcome(self) -> Outcome | None:
         """The :class:`Outcome` once the game is decided, else None."""
         return self._outcome
 
     @property
-    def is_over(self):
+    def is_over(self) -> bool:
         """True once the game is decided."""
         return self._outcome is not None
 
     @property
-    def no_progress_plies(self):
+    def no_progress_plies(self) -> int:
         """Consecutive plies, up to now, with no capture and no man move (docs/rules.md, "Forty-move rule")."""
         return self._progress[-1]
 
     @property
-    def repetition_count(self):
+    def repetition_count(self) -> int:
         """How many times the current position has occurred in the game (1 the first time)."""
         return self._counts[self.position]
 
-    def legal_moves(self):
+    def legal_moves(self) -> list[Move]:
         """The legal moves of the side to move, or an empty list once the game is decided."""
         return [] if self._outcome else self.position.legal_moves()
 
-    def play(self, move):
+    def play(self, move: Move | str) -> Move:
         """Play one ply: a :class:`Move` or move text (see :meth:`Position.parse_move`).
 
         Returns the :class:`Move` played. Raises :class:`GameOverError` once the
@@ -225,7 +229,7 @@ class Game:
         self._outcome = self._decide()
         return move
 
-    def end(self, outcome):
+    def end(self, outcome: Outcome) -> None:
         """Record an end decided outside the rules: resignation, agreement, time forfeit or abort.
 
         Raises :class:`GameOverError` when the game is already decided, and
@@ -240,7 +244,7 @@ class Game:
             raise RulesError(f"{outcome.termination.value} is decided by the rules, not by end()")
         self._outcome = outcome
 
-    def _decide(self):
+    def _decide(self) -> Outcome | None:
         position = self.position
         turn = position.turn
         if not position.pieces(turn):
@@ -253,7 +257,7 @@ class Game:
             return Outcome(Termination.FORTY_MOVES, None)
         return None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         moves = [str(m) for m in self._moves]
         start = "" if self._start == Position.initial() else f", start_fen={self._start.fen()!r}"
         return f"Game.from_moves({moves!r}{start})"

@@ -6,10 +6,17 @@ the tags and the main line's move tokens; replaying the moves is left to
 draughts (``GameType "21"``).
 """
 
+from __future__ import annotations
+
 import dataclasses
 import re
+from collections.abc import Iterator, Mapping
+from typing import IO, TYPE_CHECKING
 
 from .position import ASCII_WHITESPACE, INITIAL_FEN, Color
+
+if TYPE_CHECKING:
+    from .game import Game
 
 __all__ = ["PdnGame", "read_games", "game_to_pdn", "write_game", "RESULTS", "GAME_TYPE"]
 
@@ -43,27 +50,27 @@ class PdnGame:
     """
 
     number: int
-    tags: dict
-    moves: list
+    tags: dict[str, str]
+    moves: list[str]
     result: str | None = None
     start_fen: str | None = None
     line: int = 1
 
 
-def _unescape(value):
+def _unescape(value: str) -> str:
     return re.sub(r"\\(.)", r"\1", value)
 
 
 class _Builder:
-    def __init__(self, number, line):
+    def __init__(self, number: int, line: int) -> None:
         self.number = number
         self.line = line
-        self.tags = {}
-        self.moves = []
-        self.result = None
+        self.tags: dict[str, str] = {}
+        self.moves: list[str] = []
+        self.result: str | None = None
         self.has_text = False
 
-    def build(self):
+    def build(self) -> PdnGame:
         fen = self.tags.get("FEN")
         if fen is not None:
             fen = fen.strip(ASCII_WHITESPACE).strip('"').strip(ASCII_WHITESPACE)
@@ -74,7 +81,7 @@ class _Builder:
         return PdnGame(self.number, self.tags, self.moves, result, fen, self.line)
 
 
-def _skip_variation(text, pos):
+def _skip_variation(text: str, pos: int) -> int:
     """Return the index just past the variation opening at ``text[pos] == '('``, nesting included."""
     depth = 0
     n = len(text)
@@ -96,7 +103,7 @@ def _skip_variation(text, pos):
     return n
 
 
-def read_games(handle):
+def read_games(handle: IO[str] | IO[bytes]) -> Iterator[PdnGame]:
     """Yield each game of a PDN file as a :class:`PdnGame`.
 
     ``handle`` is an open text file (binary handles are decoded as UTF-8, or
@@ -115,20 +122,22 @@ def read_games(handle):
     >>> game.moves, game.result, game.start_fen
     (['18x9'], '1-0', 'W:W18:B14')
     """
-    text = handle.read()
-    if isinstance(text, bytes):
+    data = handle.read()
+    if isinstance(data, bytes):
         try:
-            text = text.decode("utf-8-sig")
+            text = data.decode("utf-8-sig")
         except UnicodeDecodeError:
-            text = text.decode("latin-1")
+            text = data.decode("latin-1")
+    else:
+        text = data
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     n = len(text)
     pos = 0
     number = 0
-    current = None
+    current: _Builder | None = None
     ended = False
 
-    def line_of(index):
+    def line_of(index: int) -> int:
         return text.count("\n", 0, index) + 1
 
     while pos < n:
@@ -167,6 +176,8 @@ def read_games(handle):
             pos += 1
             continue
         match = _TOKEN.match(text, pos)
+        # text[pos] is none of the characters handled above, so at least it makes a token.
+        assert match is not None
         token = match.group(0)
         pos = match.end()
         if _NAG.match(token):
@@ -206,11 +217,11 @@ _TAG_ORDER = ("Event", "Site", "Date", "Round", "Black", "White", "Result", "Gam
 _TAG_DEFAULTS = {"Event": "?", "Site": "?", "Date": "????.??.??", "Black": "?", "White": "?"}
 
 
-def _escape(value):
+def _escape(value: object) -> str:
     return str(value).replace("\\", "\\\\").replace('"', '\\"')
 
 
-def game_to_pdn(game, tags=None, width=79):
+def game_to_pdn(game: Game, tags: Mapping[str, str] | None = None, width: int = 79) -> str:
     """The PDN text of ``game`` (a :class:`~game.rules.Game`), ending with a newline.
 
     Tags come first: Event, Site, Date, Round (only when given), Black, White,
@@ -279,7 +290,7 @@ def game_to_pdn(game, tags=None, width=79):
     return "\n".join(lines) + "\n"
 
 
-def write_game(handle, game, tags=None, width=79):
+def write_game(handle: IO[str], game: Game, tags: Mapping[str, str] | None = None, width: int = 79) -> None:
     """Write ``game`` as PDN (see :func:`game_to_pdn`) to the open text ``handle``, then a blank line."""
     handle.write(game_to_pdn(game, tags, width))
     handle.write("\n")

@@ -3,8 +3,12 @@
 Source of every rule: docs/rules.md; notation: PDN 3.0.
 """
 
+from __future__ import annotations
+
 import enum
 import re
+from collections.abc import Iterable, Mapping
+from typing import Self
 
 from . import bitboard
 from .errors import AmbiguousMoveError, IllegalMoveError, InvalidFenError, MalformedMoveError
@@ -31,12 +35,12 @@ class Color(enum.Enum):
     WHITE = "W"
 
     @property
-    def opponent(self):
+    def opponent(self) -> Color:
         """The other side."""
         return Color.WHITE if self is Color.BLACK else Color.BLACK
 
     @property
-    def label(self):
+    def label(self) -> str:
         """The side's name for people: ``'Black'`` or ``'White'``."""
         return "Black" if self is Color.BLACK else "White"
 
@@ -60,9 +64,14 @@ class Move:
     Move((4, 11, 20), (8, 16))
     """
 
-    __slots__ = ("_path", "_captures", "_crowns", "_hash")
+    __slots__ = ("_captures", "_crowns", "_hash", "_path")
 
-    def __init__(self, path, captures=(), crowns=False):
+    _path: tuple[int, ...]
+    _captures: tuple[int, ...]
+    _crowns: bool
+    _hash: int
+
+    def __init__(self, path: Iterable[int], captures: Iterable[int] = (), crowns: bool = False) -> None:
         path = tuple(path)
         captures = tuple(captures)
         if len(path) < 2:
@@ -72,63 +81,63 @@ class Move:
         object.__setattr__(self, "_crowns", bool(crowns))
         object.__setattr__(self, "_hash", hash((path, captures)))
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Move is immutable")
 
-    def __delattr__(self, name):
+    def __delattr__(self, name: str) -> None:
         raise AttributeError("Move is immutable")
 
     @property
-    def path(self):
+    def path(self) -> tuple[int, ...]:
         """Tuple of squares: the start square, then every landing square."""
         return self._path
 
     @property
-    def captures(self):
+    def captures(self) -> tuple[int, ...]:
         """Tuple of the captured (jumped) squares in jump order; empty for a quiet move."""
         return self._captures
 
     @property
-    def crowns(self):
+    def crowns(self) -> bool:
         """True when the moving man reaches its crowning row."""
         return self._crowns
 
     @property
-    def is_capture(self):
+    def is_capture(self) -> bool:
         """True for a capture (a single jump or a multi-jump)."""
         return bool(self._captures)
 
     @property
-    def start(self):
+    def start(self) -> int:
         """The square the piece moves from."""
         return self._path[0]
 
     @property
-    def end(self):
+    def end(self) -> int:
         """The square the piece comes to rest on."""
         return self._path[-1]
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, Move):
             return NotImplemented
         return self._path == other._path and self._captures == other._captures
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return self._hash
 
-    def __lt__(self, other):
+    def __lt__(self, other: object) -> bool:
         if not isinstance(other, Move):
             return NotImplemented
         return (self._path, self._captures) < (other._path, other._captures)
 
-    def __str__(self):
+    def __str__(self) -> str:
         separator = "x" if self._captures else "-"
         return separator.join(str(square) for square in self._path)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Move({self._path!r}, {self._captures!r})"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Move], tuple[tuple[int, ...], tuple[int, ...], bool]]:
         return (Move, (self._path, self._captures, self._crowns))
 
 
@@ -142,14 +151,14 @@ _MOVE_PART = re.compile(r"[-xX:]\s*(\d{1,2})", re.ASCII)
 ASCII_WHITESPACE = " \t\n\r\f\v"
 
 
-def _mask(squares):
+def _mask(squares: Iterable[int]) -> int:
     mask = 0
     for square in squares:
         mask |= 1 << (square - 1)
     return mask
 
 
-def _squares(mask):
+def _squares(mask: int) -> list[int]:
     result = []
     while mask:
         bit = mask & -mask
@@ -175,9 +184,16 @@ class Position:
     'W:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,12,15'
     """
 
-    __slots__ = ("_black", "_white", "_kings", "_turn", "_moves", "_hash")
+    __slots__ = ("_black", "_hash", "_kings", "_moves", "_turn", "_white")
 
-    def __init__(self, black=0, white=0, kings=0, turn=None):
+    _black: int
+    _white: int
+    _kings: int
+    _turn: Color
+    _moves: tuple[Move, ...] | None
+    _hash: int
+
+    def __init__(self, black: int = 0, white: int = 0, kings: int = 0, turn: Color | str | None = None) -> None:
         """Build a position from bitboards: bit ``n - 1`` stands for square ``n``.
 
         ``black``, ``white``: the squares of each side's pieces; ``kings``: the
@@ -210,7 +226,7 @@ class Position:
         set_(self, "_hash", hash((black, white, kings, turn is Color.BLACK)))
 
     @classmethod
-    def _trusted(cls, black, white, kings, turn):
+    def _trusted(cls, black: int, white: int, kings: int, turn: Color) -> Self:
         self = object.__new__(cls)
         set_ = object.__setattr__
         set_(self, "_black", black)
@@ -221,19 +237,19 @@ class Position:
         set_(self, "_hash", hash((black, white, kings, turn is Color.BLACK)))
         return self
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Position is immutable")
 
-    def __delattr__(self, name):
+    def __delattr__(self, name: str) -> None:
         raise AttributeError("Position is immutable")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Position], tuple[int, int, int, Color]]:
         return (Position, (self._black, self._white, self._kings, self._turn))
 
     # Construction -----------------------------------------------------------
 
     @classmethod
-    def initial(cls):
+    def initial(cls) -> Self:
         """The start position: Black men on 1-12, White men on 21-32, Black to move.
 
         >>> Position.initial().fen() == INITIAL_FEN
@@ -242,7 +258,7 @@ class Position:
         return cls._trusted(0x00000FFF, 0xFFF00000, 0, Color.BLACK)
 
     @classmethod
-    def from_fen(cls, text):
+    def from_fen(cls, text: str) -> Self:
         """Read a PDN FEN position string such as ``'B:W21,22,K30:B1,2,K3'``.
 
         Format (docs/rules.md, "FEN"; PDN 3.0): the side to move
@@ -278,9 +294,9 @@ class Position:
             raise InvalidFenError(
                 f"stray characters: expected side to move and two colour sections separated by ':', "
                 f"got {len(parts)} part(s) in {stripped!r}")
-        masks = {}
+        masks: dict[str, int] = {}
         kings = 0
-        seen = {}
+        seen: dict[int, str] = {}
         for section in parts[1:]:
             if not section or section[0] not in ("B", "W"):
                 raise InvalidFenError(f"stray characters: section {section!r} must start with 'B' or 'W'")
@@ -294,8 +310,8 @@ class Position:
                 match = _FEN_SQUARE.match(item.strip(ASCII_WHITESPACE))
                 if not match:
                     raise InvalidFenError(f"stray characters in {item!r}")
-                king, first, last = match.group(1), int(match.group(2)), match.group(3)
-                last = first if last is None else int(last)
+                king, first, last_text = match.group(1), int(match.group(2)), match.group(3)
+                last = first if last_text is None else int(last_text)
                 for square in (first, last):
                     if not 1 <= square <= 32:
                         raise InvalidFenError(f"square outside 1-32: {square}")
@@ -314,7 +330,7 @@ class Position:
         return cls(masks["B"], masks["W"], kings, Color(turn_text))
 
     @classmethod
-    def from_board(cls, board, turn=None):
+    def from_board(cls, board: Mapping[int, str], turn: Color | str | None = None) -> Self:
         """Build a position from a mapping of square (1-32) to piece letter.
 
         Letters as in :meth:`board`: ``'b'`` black man, ``'B'`` black king,
@@ -344,47 +360,47 @@ class Position:
     # Reading ----------------------------------------------------------------
 
     @property
-    def turn(self):
+    def turn(self) -> Color:
         """The side to move (:class:`Color`)."""
         return self._turn
 
     @property
-    def black(self):
+    def black(self) -> int:
         """Bitboard of Black's pieces (bit ``n - 1`` for square ``n``)."""
         return self._black
 
     @property
-    def white(self):
+    def white(self) -> int:
         """Bitboard of White's pieces (bit ``n - 1`` for square ``n``)."""
         return self._white
 
     @property
-    def kings(self):
+    def kings(self) -> int:
         """Bitboard of the kings of both sides (bit ``n - 1`` for square ``n``)."""
         return self._kings
 
-    def fen(self):
+    def fen(self) -> str:
         """The PDN FEN of this position, in canonical form.
 
         Side to move, then White's squares ascending, then Black's, ``K`` before
         each king: ``'B:W21,22,K30:B1,2,K3'``.
         """
-        def section(mask):
+        def section(mask: int) -> str:
             return ",".join(
                 ("K" if self._kings & (1 << (square - 1)) else "") + str(square) for square in _squares(mask))
 
         return f"{self._turn.value}:W{section(self._white)}:B{section(self._black)}"
 
-    def board(self):
+    def board(self) -> dict[int, str]:
         """Map each occupied square (1-32) to ``'b'``, ``'B'`` (black man, king), ``'w'`` or ``'W'``."""
-        result = {}
+        result: dict[int, str] = {}
         for square in _squares(self._black | self._white):
             bit = 1 << (square - 1)
             letter = "b" if self._black & bit else "w"
             result[square] = letter.upper() if self._kings & bit else letter
         return result
 
-    def piece_at(self, square):
+    def piece_at(self, square: int) -> str | None:
         """The letter of the piece on ``square`` (as in :meth:`board`), or None when it is empty."""
         if not 1 <= square <= 32:
             raise ValueError(f"square outside 1-32: {square}")
@@ -394,23 +410,23 @@ class Position:
         letter = "b" if self._black & bit else "w"
         return letter.upper() if self._kings & bit else letter
 
-    def pieces(self, color):
+    def pieces(self, color: Color | str) -> int:
         """Number of pieces (men and kings) of ``color``."""
         return (self._black if Color(color) is Color.BLACK else self._white).bit_count()
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, Position):
             return NotImplemented
         return (self._black == other._black and self._white == other._white
                 and self._kings == other._kings and self._turn is other._turn)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return self._hash
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Position.from_fen({self.fen()!r})"
 
-    def __str__(self):
+    def __str__(self) -> str:
         rows = []
         for row in range(8):
             cells = []
@@ -425,12 +441,12 @@ class Position:
 
     # Moves ------------------------------------------------------------------
 
-    def _own_opp(self):
+    def _own_opp(self) -> tuple[int, int, bool]:
         if self._turn is Color.BLACK:
             return self._black, self._white, True
         return self._white, self._black, False
 
-    def legal_moves(self):
+    def legal_moves(self) -> list[Move]:
         """All legal moves for the side to move, as a new list of :class:`Move`.
 
         The single source of truth for legality (docs/rules.md, "Moves",
@@ -443,13 +459,17 @@ class Position:
         >>> [str(m) for m in Position.from_fen("W:W26:B16,22,23").legal_moves()]
         ['26x17', '26x19x12']
         """
+        return list(self._legal())
+
+    def _legal(self) -> tuple[Move, ...]:
+        """The legal moves, generated on first use and kept."""
         moves = self._moves
         if moves is None:
             moves = self._generate()
             object.__setattr__(self, "_moves", moves)
-        return list(moves)
+        return moves
 
-    def _generate(self):
+    def _generate(self) -> tuple[Move, ...]:
         own, opp, black = self._own_opp()
         kings = self._kings
         routes = bitboard.capture_routes(own, opp, kings, black)
@@ -468,25 +488,25 @@ class Position:
             ]
         return tuple(moves)
 
-    def is_legal(self, move):
+    def is_legal(self, move: Move) -> bool:
         """True when ``move`` (a :class:`Move`) is legal here."""
         return move in self.legal_moves()
 
-    def has_legal_move(self):
+    def has_legal_move(self) -> bool:
         """True when the side to move has at least one legal move."""
         own, opp, black = self._own_opp()
         return bitboard.count_moves(own, opp, self._kings, black) > 0
 
-    def is_capture_required(self):
+    def is_capture_required(self) -> bool:
         """True when the side to move must capture."""
         own, opp, black = self._own_opp()
         return bool(bitboard.jumpers(own, opp, self._kings, black))
 
-    def is_man_move(self, move):
+    def is_man_move(self, move: Move) -> bool:
         """True when ``move`` is made by a man (not a king); used for the forty-move rule."""
         return not self._kings & (1 << (move.path[0] - 1))
 
-    def play(self, move):
+    def play(self, move: Move) -> Position:
         """The position after ``move``, which must be one of :meth:`legal_moves`.
 
         Captured pieces are removed, a man reaching its far row is crowned, and
@@ -499,20 +519,18 @@ class Position:
         """
         return self._apply(self.legal_move(move))
 
-    def legal_move(self, move):
+    def legal_move(self, move: Move) -> Move:
         """The legal :class:`Move` equal to ``move`` (as generated, with :attr:`Move.crowns` set).
 
         Raises :class:`IllegalMoveError` when ``move`` is not legal here (or not a :class:`Move`).
         """
         if isinstance(move, Move):
-            if self._moves is None:
-                self.legal_moves()
-            for legal in self._moves:
+            for legal in self._legal():
                 if legal == move:
                     return legal
         raise IllegalMoveError(f"{move} is not a legal move in {self.fen()}")
 
-    def _apply(self, move):
+    def _apply(self, move: Move) -> Position:
         start = 1 << (move.path[0] - 1)
         end = 1 << (move.path[-1] - 1)
         taken = _mask(move.captures)
@@ -525,7 +543,7 @@ class Position:
             return Position._trusted((self._black & ~start) | end, self._white & ~taken, kings, Color.WHITE)
         return Position._trusted(self._black & ~taken, (self._white & ~start) | end, kings, Color.BLACK)
 
-    def parse_move(self, text):
+    def parse_move(self, text: str) -> Move:
         """The legal move written as ``text`` in this position.
 
         Accepts the full form (``'11-15'``, ``'27x18x11'``) and any shorter form
@@ -541,21 +559,21 @@ class Position:
 
         >>> Position.initial().parse_move("11x15")
         Move((11, 15), ())
-        >>> Position.initial().parse_move("11-14")
+        >>> Position.initial().parse_move("11-14")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        game.rules.errors.IllegalMoveError: 11-14 is not legal in B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12; legal moves: 9-13, 9-14, 10-14, 10-15, 11-15, 11-16, 12-16
+        game.rules.errors.IllegalMoveError: 11-14 is not legal in B:W21,...,12; legal moves: 9-13, 9-14, ..., 12-16
         """
         if not isinstance(text, str):
             raise MalformedMoveError(f"move notation must be a string, not {type(text).__name__}")
         match = _MOVE_TEXT.match(text)
         if not match:
             raise MalformedMoveError(f"not move notation: {text!r}")
-        squares = [int(match.group(1))] + [int(s) for s in _MOVE_PART.findall(match.group(2))]
-        for square in squares:
+        numbers = [int(match.group(1))] + [int(s) for s in _MOVE_PART.findall(match.group(2))]
+        for square in numbers:
             if not 1 <= square <= 32:
                 raise MalformedMoveError(f"not move notation: {text!r} (square {square} outside 1-32)")
-        squares = tuple(squares)
+        squares = tuple(numbers)
         legal = self.legal_moves()
         for move in legal:
             if move.path == squares:
@@ -571,7 +589,7 @@ class Position:
         raise AmbiguousMoveError(f"{shown} is ambiguous in {self.fen()}: it could be {listing}", candidates)
 
 
-def _step_table(crown_row):
+def _step_table(crown_row: int) -> tuple[dict[int, Move], ...]:
     return tuple(
         {to: Move((start + 1, to + 1), (), bool(crown_row & (1 << to))) for to in
          (bitboard.NEIGHBOUR[d][start] for d in bitboard.DIRECTIONS) if to >= 0}
@@ -585,7 +603,7 @@ _STEPS_BY_MAN = {True: _step_table(bitboard.ROW_BOTTOM), False: _step_table(bitb
 _STEPS_BY_KING = _step_table(0)
 
 
-def _fits(squares, path):
+def _fits(squares: tuple[int, ...], path: tuple[int, ...]) -> bool:
     """True when ``squares`` is ``path`` with some landing squares left out (same start and end)."""
     if squares[0] != path[0] or squares[-1] != path[-1] or len(squares) > len(path):
         return False
