@@ -25,6 +25,8 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 __all__ = ["MAN", "KING", "evaluate"]
 
 #: Value of a man.
@@ -79,11 +81,11 @@ def _row_weights(pieces: int) -> tuple[int, ...]:
 
 #: ROW_WEIGHTS[pieces on the board][row] for Black men; White's rows are mirrored.
 ROW_WEIGHTS = tuple(_row_weights(n) for n in range(25))
-_BLACK_ROWS = tuple(zip(range(1, 7), ROWS[1:7]))
-_WHITE_ROWS = tuple(zip(range(1, 7), ROWS[6:0:-1]))
+_BLACK_ROWS = tuple(zip(range(1, 7), ROWS[1:7], strict=True))
+_WHITE_ROWS = tuple(zip(range(1, 7), ROWS[6:0:-1], strict=True))
 
 
-def _bits(mask: int):
+def _bits(mask: int) -> Iterator[int]:
     while mask:
         bit = mask & -mask
         mask ^= bit

@@ -15,16 +15,36 @@ from __future__ import annotations
 import dataclasses
 import random
 import time
+from collections.abc import Sequence
+from typing import NotRequired, TypedDict, cast
 
 from game.rules import Position
 
-from .search import WIN, _OutOfTime, _Searcher, search
 from .movegen import children, state_of, to_rules_move
+from .search import WIN, SearchData, _OutOfTime, _Searcher, search
 
-__all__ = ["Level", "LEVELS", "level", "choose_move", "play", "analyse", "draw_score", "ANALYSIS_MAX_MS"]
+__all__ = ["Level", "LEVELS", "MoveChoice", "level", "choose_move", "play", "analyse", "draw_score",
+           "ANALYSIS_MAX_MS"]
 
 #: The longest search the analysis board may ask for (ms).
 ANALYSIS_MAX_MS = 3000
+
+
+class MoveChoice(TypedDict):
+    """The move the computer plays, as plain data (see :func:`choose_move`).
+
+    ``mate`` and ``elapsed_ms`` are there when the move comes from a full search (as in
+    :class:`~game.engine.search.SearchData`).
+    """
+
+    move: str
+    score: int
+    depth: int
+    pv: list[str]
+    nodes: int
+    random: bool
+    mate: NotRequired[int | None]
+    elapsed_ms: NotRequired[float]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,7 +88,7 @@ def level(number: int) -> Level:
     return LEVELS[number - 1]
 
 
-def _noisy_choice(position: Position, depth: int, noise: int, time_ms: int, rng: random.Random) -> dict:
+def _noisy_choice(position: Position, depth: int, noise: int, time_ms: int, rng: random.Random) -> MoveChoice:
     """Score every root move to ``depth`` plies, add noise, and take the best: a fallible player.
 
     Stops scoring when ``time_ms`` is spent and chooses among the moves scored so far.
@@ -76,7 +96,7 @@ def _noisy_choice(position: Position, depth: int, noise: int, time_ms: int, rng:
     own, opp, kings, black = state_of(position)
     moves, _ = children(own, opp, kings, black)
     searcher = _Searcher(time.perf_counter() + time_ms / 1000, [])
-    scored = []
+    scored: list[tuple[float, int, int]] = []
     try:
         for mkey, new_own, new_opp, new_kings, _irr, _n in moves:
             score = -searcher.node(new_opp, new_own, new_kings, not black, depth - 1, -WIN - 1, WIN + 1, 1, 0)
@@ -86,11 +106,12 @@ def _noisy_choice(position: Position, depth: int, noise: int, time_ms: int, rng:
             scored.append((0, 0, moves[0][0]))
     _, score, mkey = max(scored)
     move = to_rules_move(position, mkey)
-    return {"move": str(move), "score": score, "depth": depth, "pv": [str(move)], "nodes": searcher.nodes}
+    return {"move": str(move), "score": score, "depth": depth, "pv": [str(move)], "nodes": searcher.nodes,
+            "random": False}
 
 
-def choose_move(position: Position, chosen: Level, *, history=(), no_progress: int = 0,
-                rng: random.Random | None = None) -> dict:
+def choose_move(position: Position, chosen: Level, *, history: Sequence[Position] = (), no_progress: int = 0,
+                rng: random.Random | None = None) -> MoveChoice:
     """The move the computer plays at level ``chosen``, as plain data.
 
     Returns ``{"move": str (full notation), "score": int (hundredths of a man,
@@ -107,13 +128,15 @@ def choose_move(position: Position, chosen: Level, *, history=(), no_progress: i
         move = rng.choice(legal)
         return {"move": str(move), "score": 0, "depth": 0, "pv": [str(move)], "nodes": 0, "random": True}
     if chosen.noise and chosen.depth and len(legal) > 1:
-        return {**_noisy_choice(position, chosen.depth, chosen.noise, chosen.time_ms, rng), "random": False}
+        return _noisy_choice(position, chosen.depth, chosen.noise, chosen.time_ms, rng)
     result = search(position, time_ms=chosen.time_ms, depth=chosen.depth, history=list(history),
                     no_progress=no_progress)
-    return {**result.as_dict(), "random": False}
+    # There is a legal move, so the search found one: "move" is a string.
+    return cast(MoveChoice, {**result.as_dict(), "random": False})
 
 
-def play(fen: str, number: int, history: list[str] = (), no_progress: int = 0, seed: int | None = None) -> dict:
+def play(fen: str, number: int, history: Sequence[str] = (), no_progress: int = 0,
+         seed: int | None = None) -> MoveChoice:
     """Worker function: :func:`choose_move` at level ``number`` for the position ``fen``.
 
     ``history``: FENs of the game's earlier positions, oldest first. Raises
@@ -126,7 +149,7 @@ def play(fen: str, number: int, history: list[str] = (), no_progress: int = 0, s
                        rng=random.Random(seed))
 
 
-def analyse(fen: str, time_ms: int, history: list[str] = (), no_progress: int = 0) -> dict:
+def analyse(fen: str, time_ms: int, history: Sequence[str] = (), no_progress: int = 0) -> SearchData:
     """Worker function: the engine's best line for ``fen`` within ``time_ms`` (capped at :data:`ANALYSIS_MAX_MS`).
 
     Returns :meth:`SearchResult.as_dict` (``move`` None when the side to move
@@ -138,7 +161,7 @@ def analyse(fen: str, time_ms: int, history: list[str] = (), no_progress: int = 
     return search(position, time_ms=budget, history=earlier, no_progress=no_progress).as_dict()
 
 
-def draw_score(fen: str, time_ms: int = 300, history: list[str] = (), no_progress: int = 0) -> int:
+def draw_score(fen: str, time_ms: int = 300, history: Sequence[str] = (), no_progress: int = 0) -> int:
     """Worker function: the score of ``fen`` for its side to move (hundredths of a man), to answer a draw offer.
 
     ``-WIN`` when the side to move has no legal move.

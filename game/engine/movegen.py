@@ -17,10 +17,16 @@ on the same square lead to the same position, so they share one key;
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 from game.rules import Color, Move, Position
 from game.rules import bitboard as bb
 
-__all__ = ["children", "move_key", "to_rules_move", "state_of", "position_key"]
+__all__ = ["ChildMove", "children", "move_key", "to_rules_move", "state_of", "position_key"]
+
+#: One legal move as :func:`children` gives it: (move key, mover's pieces after it, other side's pieces
+#: after it, kings after it, irreversible (a capture or a man move), number of pieces captured).
+ChildMove: TypeAlias = tuple[int, int, int, int, bool, int]
 
 _FULL = bb.FULL
 _CROWN_BLACK = bb.ROW_BOTTOM
@@ -45,7 +51,7 @@ def position_key(own: int, opp: int, kings: int, black: bool) -> int:
     return own | opp << 32 | kings << 64 | black << 96
 
 
-def children(own: int, opp: int, kings: int, black: bool) -> tuple[list, bool]:
+def children(own: int, opp: int, kings: int, black: bool) -> tuple[list[ChildMove], bool]:
     """The legal moves as ``(moves, captures)``.
 
     ``moves`` is a list of ``(key, own', opp', kings', irreversible, taken)``:
@@ -56,7 +62,7 @@ def children(own: int, opp: int, kings: int, black: bool) -> tuple[list, bool]:
     Empty when the side to move has no legal move.
     """
     starts = _jumpers(own, opp, kings, black)
-    out = []
+    out: list[ChildMove] = []
     append = out.append
     if starts:
         seen = set()

@@ -16,9 +16,14 @@ import concurrent.futures
 import functools
 import multiprocessing
 import threading
+from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any, ParamSpec, TypeVar
 
 __all__ = ["EngineBusy", "EnginePool"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class EngineBusy(Exception):
@@ -35,7 +40,7 @@ class EnginePool:
     first use; :meth:`shutdown` stops them.
     """
 
-    def __init__(self, workers: int = 2, kind: str = "process", max_waiting: int = 8):
+    def __init__(self, workers: int = 2, kind: str = "process", max_waiting: int = 8) -> None:
         if kind not in ("process", "thread"):
             raise ValueError(f"kind must be 'process' or 'thread', not {kind!r}")
         if workers < 1 or max_waiting < 0:
@@ -79,7 +84,7 @@ class EnginePool:
         with self._lock:
             self._in_flight -= 1
 
-    async def run(self, function, *args, **kwargs):
+    async def run(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run ``function(*args, **kwargs)`` in a worker and return its result, without blocking the loop.
 
         ``function`` and its arguments must be picklable (module-level
@@ -99,10 +104,11 @@ class EnginePool:
                     self._reset(executor)
                     if attempt == 2:
                         raise
+            raise AssertionError("unreachable: the second attempt returns or raises")
         finally:
             self._leave()
 
-    def call(self, function, *args, timeout: float | None = None, **kwargs):
+    def call(self, function: Callable[..., T], *args: Any, timeout: float | None = None, **kwargs: Any) -> T:
         """Synchronous :meth:`run` for callers without an event loop (scripts, benchmarks).
 
         Raises :class:`EngineBusy`, ``concurrent.futures.TimeoutError`` after

@@ -33,15 +33,17 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Iterable, Sequence
+from typing import TypeAlias, TypedDict
 
 from game.rules import FORTY_MOVE_PLIES, Move, Position
 from game.rules.bitboard import count_quiet as _count_quiet
 from game.rules.bitboard import jumpers as _jumpers
 
 from .evaluate import evaluate
-from .movegen import children, position_key, state_of, to_rules_move
+from .movegen import ChildMove, children, position_key, state_of, to_rules_move
 
-__all__ = ["WIN", "MAX_DEPTH", "SearchResult", "search", "is_mate_score"]
+__all__ = ["WIN", "MAX_DEPTH", "SearchResult", "SearchData", "search", "is_mate_score"]
 
 #: Score of a win at the root; a win in n plies scores WIN - n.
 WIN = 30_000
@@ -58,14 +60,29 @@ _TABLE_LIMIT = 400_000
 
 _EXACT, _LOWER, _UPPER = 0, 1, 2
 
+#: A transposition table entry: (depth, bound, score, best move key).
+_Entry: TypeAlias = tuple[int, int, int, int]
 
-def _taken(move: tuple) -> int:
+
+def _taken(move: ChildMove) -> int:
     return move[5]
 
 
 def is_mate_score(score: int) -> bool:
     """True when ``score`` announces a forced win or loss."""
     return abs(score) > WIN - MATE_RANGE
+
+
+class SearchData(TypedDict):
+    """:meth:`SearchResult.as_dict`: a search result as plain data for JSON."""
+
+    move: str | None
+    score: int
+    mate: int | None
+    depth: int
+    pv: list[str]
+    nodes: int
+    elapsed_ms: float
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,7 +107,7 @@ class SearchResult:
     nodes: int
     elapsed_ms: float
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> SearchData:
         """Plain data for JSON: moves as full notation strings."""
         return {"move": str(self.move) if self.move else None, "score": self.score, "mate": self.mate,
                 "depth": self.depth, "pv": [str(m) for m in self.pv], "nodes": self.nodes,
@@ -104,10 +121,10 @@ class _OutOfTime(Exception):
 class _Searcher:
     """One search: its tables, counters and deadline."""
 
-    def __init__(self, deadline: float | None, history: list[int]):
+    def __init__(self, deadline: float | None, history: list[int]) -> None:
         self.deadline = deadline
         self.nodes = 0
-        self.table: dict[int, tuple] = {}
+        self.table: dict[int, _Entry] = {}
         self.killers: list[list[int]] = [[0, 0] for _ in range(MAX_DEPTH + _EXTEND_LIMIT + 64)]
         self.history_scores: dict[int, int] = {}
         self.path: list[int] = list(history)
@@ -116,7 +133,7 @@ class _Searcher:
         if self.deadline is not None and time.perf_counter() >= self.deadline:
             raise _OutOfTime
 
-    def order(self, moves: list, captures: bool, tt_move: int, ply: int) -> list:
+    def order(self, moves: list[ChildMove], captures: bool, tt_move: int, ply: int) -> list[ChildMove]:
         if len(moves) < 2:
             return moves
         if captures:
@@ -125,7 +142,7 @@ class _Searcher:
         killer_1, killer_2 = self.killers[ply]
         hist = self.history_scores
 
-        def rank(m):
+        def rank(m: ChildMove) -> int:
             key = m[0]
             if key == tt_move:
                 return 1 << 40
@@ -254,8 +271,8 @@ class _Searcher:
 
     def principal_variation(self, own: int, opp: int, kings: int, black: bool, first: int, limit: int) -> list[int]:
         """Move keys of the line that starts with ``first`` and follows the table's best moves (at most ``limit``)."""
-        line = []
-        seen = set()
+        line: list[int] = []
+        seen: set[int] = set()
         current = (own, opp, kings, black)
         key = first
         while key and len(line) < limit:
@@ -274,12 +291,12 @@ class _Searcher:
         return line
 
 
-def _history_keys(positions) -> list[int]:
+def _history_keys(positions: Iterable[Position]) -> list[int]:
     return [position_key(*state_of(p)) for p in positions]
 
 
 def search(position: Position, *, time_ms: float | None = None, depth: int | None = None,
-           history: list[Position] | tuple[Position, ...] = (), no_progress: int = 0) -> SearchResult:
+           history: Sequence[Position] = (), no_progress: int = 0) -> SearchResult:
     """Search ``position`` for the best move.
 
     ``time_ms``: the time budget in milliseconds (wall time); ``depth``: the
@@ -353,6 +370,8 @@ def search(position: Position, *, time_ms: float | None = None, depth: int | Non
                 best_key, best_score = iteration_best, iteration_score
             break
         searcher.path.pop()
+        # Every root move scores above -WIN - 1, so a completed iteration has a best move.
+        assert iteration_best is not None
         best_key, best_score = iteration_best, iteration_score
         completed = iteration
         searcher.table[root_key] = (iteration, _EXACT, best_score, best_key)
@@ -364,7 +383,7 @@ def search(position: Position, *, time_ms: float | None = None, depth: int | Non
             break
 
     line_keys = searcher.principal_variation(own, opp, kings, black, best_key, max(completed, 1) + 8)
-    pv = []
+    pv: list[Move] = []
     current = position
     for key in line_keys:
         try:
