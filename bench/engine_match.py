@@ -70,7 +70,7 @@ def balanced_openings(workers: int) -> list[tuple[str, ...]]:
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         scores = list(pool.map(opening_score, openings))
-    return [moves for moves, score in zip(openings, scores) if abs(score) <= BALANCED]
+    return [moves for moves, score in zip(openings, scores, strict=True) if abs(score) <= BALANCED]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,7 +86,8 @@ class Player:
         if self.level is None:
             return "random mover"
         chosen = LEVELS[self.level - 1]
-        return f"level {chosen.number} ({chosen.name}, {self.budget_ms} ms{', depth ' + str(chosen.depth) if chosen.depth else ''})"
+        depth = f", depth {chosen.depth}" if chosen.depth else ""
+        return f"level {chosen.number} ({chosen.name}, {self.budget_ms} ms{depth})"
 
     @property
     def budget_ms(self) -> int:

@@ -68,9 +68,11 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -112,7 +114,7 @@ def check_loopback(url: str) -> None:
 
 
 def raise_fd_limit() -> None:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
@@ -132,10 +134,8 @@ class Meter:
     def _procs(self) -> list[psutil.Process]:
         for pid in self.pids():
             if pid not in self.procs:
-                try:
+                with suppress(psutil.Error):
                     self.procs[pid] = psutil.Process(pid)
-                except psutil.Error:
-                    pass
         return list(self.procs.values())
 
     def cpu(self) -> dict[int, float]:
@@ -171,10 +171,8 @@ class Meter:
     def rss_mb(self) -> float:
         total = 0
         for proc in self._procs():
-            try:
+            with suppress(psutil.Error):
                 total += proc.memory_info().rss
-            except psutil.Error:
-                pass
         return round(total / 2**20, 1)
 
 
@@ -313,6 +311,12 @@ class Sock:
         self.connect_time: float | None = None
         self.relay_ply = 0
         self.ping_handle = None
+        self.tasks: set[asyncio.Future[None]] = set()  # closes and sends under way, kept until done
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
 
     async def main(self) -> None:
         while not self.run.stopping:
@@ -437,7 +441,7 @@ class Sock:
         if state.get("next_game"):
             self.game_id = state["next_game"]      # follow the rematch link
             if self.ws is not None:
-                asyncio.ensure_future(self.ws.close())
+                self._spawn(self.ws.close())
             return
         if self.role == "S":
             return
@@ -462,13 +466,11 @@ class Sock:
     def send(self, message: dict) -> None:
         if self.ws is None:
             return
-        asyncio.ensure_future(self._send(json.dumps(message)))
+        self._spawn(self._send(json.dumps(message)))
 
     async def _send(self, text: str) -> None:
-        try:
+        with suppress(WebSocketException, AttributeError, OSError):
             await self.ws.send(text)
-        except (WebSocketException, AttributeError, OSError):
-            pass
 
     # -- relay
 

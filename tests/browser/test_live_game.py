@@ -386,7 +386,8 @@ def test_board_orientation_and_square_numbers_follow_viewer(new_context, server)
 
     for person, bottom in ((table.black, "B"), (table.white, "W"), (table.spectators[0], "W")):
         page = person.page
-        # The names of the squares (docs/rules.md, "Board and numbering": 1 = b8, 4 = h8, 5 = a7, 29 = a1, 32 = g1) whatever the side.
+        # The names of the squares whatever the side (docs/rules.md, "Board and numbering": 1 = b8, 4 = h8,
+        # 5 = a7, 29 = a1, 32 = g1).
         for n, name in ((1, "b8"), (4, "h8"), (5, "a7"), (29, "a1"), (32, "g1")):
             expect(square(page, n)).to_have_attribute("data-name", name)
         one, four, twenty_nine, thirty_two = (box(page, n) for n in (1, 4, 29, 32))

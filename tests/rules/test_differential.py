@@ -80,7 +80,7 @@ def crowded_king_setup(rng):
     """Black kings among many white men: long multi-jumps, loops, orders."""
     while True:
         kings = rng.sample(range(1, 33), rng.randint(1, 3))
-        board = {square: "B" for square in kings}
+        board = dict.fromkeys(kings, "B")
         for square in rng.sample([s for s in range(1, 33) if s not in kings], rng.randint(4, 12)):
             board[square] = "w" if square > 4 else "W"
         position = Position.from_board(board, Color.BLACK)

@@ -54,8 +54,8 @@ def test_loose_separators_for_capture_accepted(text):
     assert str(Position.from_fen("B:W8,16:B4").parse_move(text)) == "4x11x20"
 
 
-@pytest.mark.parametrize("text", ["", "11", "11-", "-15", "e3-f4", "11--15", "11-15-", "1 1-15", "11-15x", "a", "111-15",
-                                  "11-33", "0-4", None, 1115])
+@pytest.mark.parametrize("text", ["", "11", "11-", "-15", "e3-f4", "11--15", "11-15-", "1 1-15", "11-15x", "a",
+                                  "111-15", "11-33", "0-4", None, 1115])
 def test_malformed_move_raises_malformed(text):
     with pytest.raises(MalformedMoveError):
         Position.initial().parse_move(text)

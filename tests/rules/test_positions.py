@@ -26,7 +26,7 @@ def test_every_listed_move_parses_and_plays(case):
         assert after.turn is position.turn.opponent
 
 
-@pytest.mark.parametrize("depth", range(0, 9))
+@pytest.mark.parametrize("depth", range(9))
 def test_perft_from_start_matches_positions_file(depth):
     expected = 1 if depth == 0 else PERFT[depth]
     assert perft(Position.initial(), depth) == expected

@@ -1,6 +1,7 @@
 """Property tests (Hypothesis) of the rules: notation, move shape, capture and draw-counter invariants."""
 
 import io
+import itertools
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -16,8 +17,8 @@ from game.rules import (
     perft,
     read_games,
 )
-from game.rules.cli import replay_game
 from game.rules.bitboard import coordinates, index_at
+from game.rules.cli import replay_game
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 BLACK_CROWN = {29, 30, 31, 32}
@@ -165,7 +166,7 @@ def test_men_never_move_backward(position):
             continue
         rows = [row(square) for square in move.path]
         step = 1 if position.turn is Color.BLACK else -1
-        assert all(b - a == step * (2 if move.is_capture else 1) for a, b in zip(rows, rows[1:]))
+        assert all(b - a == step * (2 if move.is_capture else 1) for a, b in itertools.pairwise(rows))
 
 
 @SETTINGS
