@@ -21,7 +21,7 @@ def clean_name(name: Any) -> str:
     """
     if not isinstance(name, str):
         raise ActionError("bad_name", "A display name is required.")
-    name = " ".join(name.split())
-    if not name or len(name) > NAME_MAX_CHARS or not name.isprintable():
+    folded = " ".join(name.split())
+    if not folded or len(folded) > NAME_MAX_CHARS or not folded.isprintable():
         raise ActionError("bad_name", f"Choose a display name of 1 to {NAME_MAX_CHARS} characters.")
-    return name
+    return folded
