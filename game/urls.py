@@ -36,4 +36,6 @@ urlpatterns = [
     path("analysis", computer_views.analysis_page, name="analysis"),
     path("analysis/position", computer_views.analysis_position, name="analysis_position"),
     path("analysis/search", computer_views.analysis_search, name="analysis_search"),
+    path("analysis/game/<game_id:game_id>", computer_views.analysis_game, name="analysis_game"),
+    path("analysis/game/<path:text>", computer_views.analysis_not_a_game),
 ]

@@ -5,20 +5,22 @@
 - ``GET /analysis`` (``?fen=...`` or ``?game=<id>``): the analysis board.
 - ``GET /analysis/position?fen=...[&move=...]``: the position (after ``move``,
   when given) with its legal moves, or why it is refused.
+- ``GET /analysis/game/<id>``: a game's moves and the position after each, for
+  the analysis board to step through (404 ``no_such_game`` when there is none).
 - ``POST /analysis/search`` (JSON ``{"fen": str, "time_ms": int}``, CSRF
   token in ``X-CSRFToken``): the engine's best move, score and line, searched
   in the engine pool within at most :data:`~game.engine.ANALYSIS_MAX_MS`.
 
 JSON errors are ``{"error": code, "message": text}`` with status 400
 (``bad_fen``, ``malformed_move``, ``illegal_move``, ``ambiguous_move``,
-``bad_request``, ``bad_time``) or 503 (``busy``). See ``docs/protocol.md``.
+``bad_request``, ``bad_time``), 403 (``in_game``), 404 (``no_such_game``) or 503
+(``busy``). See ``docs/protocol.md``.
 """
 
 from __future__ import annotations
 
 import json
 
-from asgiref.sync import sync_to_async
 from django import forms
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -29,8 +31,9 @@ from game.computer import seat as computer_seat
 from game.computer.player import engine_pool
 from game.engine import ANALYSIS_MAX_MS, LEVELS, EngineBusy, levels
 from game.forms import NameField
-from game.models import Game, is_game_id
+from game.models import Game, Move, is_game_id
 from game.round import actions, reads
+from game.sockets import in_db_thread
 from game.views import player_id
 
 #: The analysis board's default thinking time (ms).
@@ -99,30 +102,56 @@ def _position(text) -> rules.Position:
     return rules.Position.from_fen(text)
 
 
-def _initial(request) -> tuple[str, str | None]:
-    """The FEN the analysis page starts from, and an error to show (None when all is well)."""
+def _initial(request) -> tuple[str, str | None, str | None]:
+    """The FEN the analysis page starts from, an error to show (None when all is well), and the
+    id of the game it comes from (None for a FEN or the start): the page loads that game's moves."""
     if request.GET.get("fen"):
         try:
-            return _position(request.GET["fen"]).fen(), None
+            return _position(request.GET["fen"]).fen(), None, None
         except rules.InvalidFenError as exc:
-            return rules.INITIAL_FEN, f"That position cannot be set up: {exc}."
+            return rules.INITIAL_FEN, f"That position cannot be set up: {exc}.", None
     if request.GET.get("game"):
         game_id = request.GET["game"].strip().rstrip("/").rsplit("/", 1)[-1]
         # Text no game id can be is an unknown game, not looked up (PostgreSQL refuses a NUL in text).
         game = Game.objects.filter(pk=game_id).only("fen").first() if is_game_id(game_id) else None
         if game is None:
-            return rules.INITIAL_FEN, "There is no such game."
-        return game.fen, None
-    return rules.INITIAL_FEN, None
+            return rules.INITIAL_FEN, "There is no such game.", None
+        return game.fen, None, game.id
+    return rules.INITIAL_FEN, None, None
 
 
 @require_GET
 def analysis_page(request):
     """The analysis board, starting from ``?fen=``, from the current position of ``?game=``, or the start."""
-    fen, error = _initial(request)
-    config = {"fen": fen, "error": error, "positionUrl": "/analysis/position", "searchUrl": "/analysis/search",
+    fen, error, game_id = _initial(request)
+    config = {"fen": fen, "error": error, "game": game_id, "positionUrl": "/analysis/position",
+              "searchUrl": "/analysis/search", "gameUrl": "/analysis/game/",
               "defaultMs": ANALYSIS_DEFAULT_MS, "maxMs": ANALYSIS_MAX_MS, "initialFen": rules.INITIAL_FEN}
     return render(request, "analysis.html", {"config": config})
+
+
+@require_GET
+def analysis_game(request, game_id: str):
+    """JSON: a game for the analysis board to step through.
+
+    ``{"id", "start_fen", "moves": [full notation], "fens": [the position after each ply],
+    "fen": the current position, "status"}``; 404 ``no_such_game`` for an unknown id. Only what
+    the game's page shows anyone (its moves), so it is open to all, players included. The moves
+    are those up to the game row's ply, so they agree with its ``fen`` even while a move is stored.
+    """
+    game = Game.objects.filter(pk=game_id).only("id", "start_fen", "fen", "ply", "status").first()
+    if game is None:
+        return _error("no_such_game", "There is no such game.", status=404)
+    rows = list(Move.objects.filter(game_id=game.id, ply__lte=game.ply).order_by("ply")
+                .values_list("notation", "fen_after"))
+    return JsonResponse({"id": game.id, "start_fen": game.start_fen, "moves": [notation for notation, _ in rows],
+                         "fens": [fen for _, fen in rows], "fen": game.fen, "status": game.status})
+
+
+@require_GET
+def analysis_not_a_game(request, text: str):
+    """JSON 404 ``no_such_game`` for ``/analysis/game/<text>`` where no game id can be: not looked up."""
+    return _error("no_such_game", "There is no such game.", status=404)
 
 
 @require_GET
@@ -162,7 +191,7 @@ async def analysis_search(request):
     if not isinstance(time_ms, int) or isinstance(time_ms, bool) or not 1 <= time_ms <= ANALYSIS_MAX_MS:
         return _error("bad_time", f"time_ms must be a whole number of milliseconds from 1 to {ANALYSIS_MAX_MS}.")
     player = await request.session.aget("player_id")
-    if await sync_to_async(reads.playing_against_a_person)(player):
+    if await in_db_thread(reads.playing_against_a_person)(player):
         return _error("in_game", "You are playing a game: the engine opens again when it ends.",
                       status=403)
     try:

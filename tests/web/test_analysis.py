@@ -11,8 +11,8 @@ from django.test.utils import CaptureQueriesContext
 
 from game import rules
 from game.computer import seat as computer
-from game.round import actions
 from game.models import Game
+from game.round import actions
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -171,3 +171,76 @@ def test_analysis_search_deeply_nested_json_refused_not_crashed():
     response = search(Client(), b"[" * 100_000 + b"]" * 100_000)
     assert response.status_code == 400
     assert response.json()["error"] == "bad_request"
+
+
+# ---- GET /analysis/game/<id>: a game's moves for the analysis board ----------------------------
+
+#: Black's 11-15, then a capture each way: the stored moves are in full notation.
+GAME_MOVES = ["11-15", "22-18", "15x22", "25x18", "8-11"]
+
+
+def played_game(moves=GAME_MOVES):
+    """A game between two people, ``moves`` played through the game's own actions."""
+    black, white = "b" * 32, "w" * 32
+    game = actions.start_game(black=(black, "alice"), white=(white, "bob"))
+    for ply, move in enumerate(moves):
+        game = actions.play_move(game.id, black if ply % 2 == 0 else white, move, game.version).game
+    return game
+
+
+def test_analysis_game_gives_the_moves_and_the_position_after_each():
+    game = played_game()
+    response = Client().get(f"/analysis/game/{game.id}")
+    assert response.status_code == 200 and response["Content-Type"] == "application/json"
+    data = response.json()
+    position, fens = rules.Position.initial(), []
+    for move in GAME_MOVES:
+        position = position.play(position.parse_move(move))
+        fens.append(position.fen())
+    assert data == {"id": game.id, "start_fen": rules.INITIAL_FEN, "moves": GAME_MOVES, "fens": fens,
+                    "fen": fens[-1], "status": "active"}
+    game.refresh_from_db()
+    assert data["fen"] == game.fen
+
+
+def test_analysis_game_moves_are_stored_in_full_notation_and_the_end_shows():
+    game = played_game(["11-15", "22-18", "15-22", "25-18"])  # the captures given in short form
+    actions.resign(game.id, "w" * 32)
+    data = Client().get(f"/analysis/game/{game.id}").json()
+    assert data["moves"] == ["11-15", "22-18", "15x22", "25x18"]
+    assert data["status"] == "finished" and data["fen"] == data["fens"][-1]
+
+
+def test_analysis_game_before_any_move_is_its_start():
+    game = actions.create_game("a" * 32, "alice", "B", start_fen="W:W30:B1,K5")
+    data = Client().get(f"/analysis/game/{game.id}").json()
+    assert data == {"id": game.id, "start_fen": "W:W30:B1,K5", "moves": [], "fens": [], "fen": "W:W30:B1,K5",
+                    "status": "waiting"}
+
+
+def test_analysis_game_is_open_to_the_games_own_players():
+    """Its moves are what the game's page shows anyone: the players may load them too."""
+    game = played_game()
+    alice = Client()
+    alice.get("/")
+    response = alice.get(f"/analysis/game/{game.id}")
+    assert response.status_code == 200 and response.json()["moves"] == GAME_MOVES
+
+
+@pytest.mark.parametrize("game_id", ["abcdefghij", "nosuchgame", "ABCDEFGHIJ", "abc", "%00", "a/b", "abcdefghi%00"])
+def test_analysis_game_unknown_is_a_json_404_and_a_non_id_is_not_looked_up(game_id):
+    with CaptureQueriesContext(connection) as queries:
+        response = Client().get(f"/analysis/game/{game_id}")
+    assert response.status_code == 404
+    assert response.json() == {"error": "no_such_game", "message": "There is no such game."}
+    looked_up = [q for q in queries.captured_queries if Game._meta.db_table in q["sql"]]
+    assert bool(looked_up) == (game_id == "abcdefghij")
+
+
+def test_analysis_page_from_a_game_names_it_for_the_page_to_load():
+    game = played_game()
+    config = Client().get("/analysis", {"game": f"http://testserver/g/{game.id}/"}).context["config"]
+    assert (config["game"], config["gameUrl"]) == (game.id, "/analysis/game/")
+    game.refresh_from_db()
+    assert config["fen"] == game.fen
+    assert Client().get("/analysis", {"fen": "W:W21:B1"}).context["config"]["game"] is None
