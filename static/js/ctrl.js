@@ -5,7 +5,7 @@
 // game goes on.
 
 import { parseFen, opposite, colorName, BLACK, WHITE } from './fen.js';
-import { matching, movePath, isCapture } from './notation.js';
+import { RouteInput } from './input.js';
 import { clockNow, atZero } from './clock.js';
 import { loadFlag, saveFlag } from './storage.js';
 
@@ -63,7 +63,7 @@ export class Ctrl {
     this.syncTimer = null;
     this.pending = null; // move text sent, awaiting the server
     this.pendingTimer = null;
-    this.path = []; // selected piece then the landing squares clicked so far
+    this.input = new RouteInput(() => this.legal); // the move being picked on the board
     this.flash = null; // {message, kind}
     this.flashTimer = null;
     this.showNumbers = loadFlag(NUMBERS_KEY);
@@ -186,40 +186,6 @@ export class Ctrl {
 
   get legal() {
     return this.canInput && this.state.legal ? this.state.legal : [];
-  }
-
-  /** True when the viewer must capture now: every legal move is a capture (the rules make captures compulsory). */
-  get mustCapture() {
-    const legal = this.legal;
-    return legal.length > 0 && legal.every(isCapture);
-  }
-
-  /** Squares holding a piece with at least one legal move. */
-  movableSquares() {
-    return new Set(this.legal.map((m) => movePath(m)[0]));
-  }
-
-  /** Legal moves ({move, path}) matching the current selection. */
-  candidates() {
-    return this.path.length ? matching(this.legal, this.path) : [];
-  }
-
-  /** The next landing squares of the selected route. */
-  destinations() {
-    const n = this.path.length;
-    const out = new Set();
-    for (const { path } of this.candidates()) if (path.length > n) out.add(path[n]);
-    return out;
-  }
-
-  /** The final squares of the routes still open (for the "jump to the end" shortcut). */
-  finalSquares() {
-    const out = new Map();
-    for (const c of this.candidates()) {
-      const end = c.path[c.path.length - 1];
-      out.set(end, out.has(end) ? null : c.move); // null: several routes end there
-    }
-    return out;
   }
 
   // ---- server messages ---------------------------------------------------
@@ -401,20 +367,17 @@ export class Ctrl {
   // ---- actions -----------------------------------------------------------
 
   resetSelection() {
-    this.path = [];
+    this.input.clear();
   }
 
   cancel() {
-    if (!this.path.length) return;
-    this.resetSelection();
-    this.redraw();
+    if (this.input.clear()) this.redraw();
   }
 
   /** Select the piece on square n, if it has legal moves. Returns true if selected. */
   select(n) {
-    if (!this.movableSquares().has(n)) return false;
-    this.path = [n];
-    if (this.flash && this.flash.kind === 'warn') this.clearFlash(); // the hint did its job
+    if (!this.input.select(n)) return false;
+    this.onSelected();
     this.redraw();
     return true;
   }
@@ -425,70 +388,37 @@ export class Ctrl {
       this.cancel();
       return;
     }
-    if (!this.path.length) {
-      if (!this.select(n)) this.explainStuck(n);
+    this.follow(this.input.click(n), n);
+  }
+
+  /** A piece was dragged from square `from` and dropped on square `to` (null: off the board). */
+  drop(from, to) {
+    if (!this.canInput) return;
+    this.follow(this.input.drop(from, to), to);
+  }
+
+  /** Act on what a click or a drop on square n did (see RouteInput). */
+  follow(step, n) {
+    if (step.move) {
+      this.play(step.move);
       return;
     }
-    if (this.path.length === 1 && n === this.path[0]) {
-      this.cancel(); // click the selected piece again: unselect
-      return;
-    }
-    if (this.destinations().has(n)) {
-      this.extend(n);
-      return;
-    }
-    const shortcut = this.finalSquares().get(n);
-    if (shortcut) {
-      this.play(shortcut); // the only route ending on n
-      return;
-    }
-    if (this.movableSquares().has(n)) {
-      this.select(n); // another piece
-      return;
-    }
-    this.cancel();
-    this.explainStuck(n);
+    if (step.selected) this.onSelected();
+    if (step.changed) this.redraw();
+    if (step.stuck) this.explainStuck(n);
+  }
+
+  /** A piece was selected: the hint about which pieces can move did its job. */
+  onSelected() {
+    if (this.flash && this.flash.kind === 'warn') this.clearFlash();
   }
 
   /** A click on square n picked nothing: if it holds one of the mover's pieces, say why it cannot move. */
   explainStuck(n) {
     const piece = this.position.pieces.get(n);
     if (!piece || !this.state || piece.color !== this.state.turn || !this.legal.length) return;
-    if (this.mustCapture) this.showFlash('You must capture: the highlighted pieces can.', 'warn');
+    if (this.input.mustCapture) this.showFlash('You must capture: the highlighted pieces can.', 'warn');
     else this.showFlash('That piece has no move.', 'warn');
-  }
-
-  /** Add landing square n to the route; send the move once it is complete. */
-  extend(n) {
-    const path = this.path.concat([n]);
-    const candidates = matching(this.legal, path);
-    const complete = candidates.filter((c) => c.path.length === path.length);
-    if (complete.length === 1) {
-      this.play(complete[0].move);
-      return;
-    }
-    if (!candidates.length) {
-      this.cancel();
-      return;
-    }
-    this.path = path;
-    this.redraw();
-  }
-
-  /** A piece was dragged from square `from` and dropped on square `to` (null: off the board). */
-  drop(from, to) {
-    if (!this.canInput) return;
-    const tip = this.path.length ? this.path[this.path.length - 1] : null;
-    if (from !== tip) {
-      // A fresh drag from a piece: start a new route there.
-      if (!this.movableSquares().has(from)) return;
-      this.path = [from];
-    }
-    if (to === null || to === from) {
-      this.redraw(); // dropped back: the piece stays selected
-      return;
-    }
-    this.clickSquare(to);
   }
 
   play(move) {

@@ -7,6 +7,7 @@ import { TableView } from './view/table.js';
 import { ActionsView } from './view/actions.js';
 import { ClockView } from './view/clocks.js';
 import { renderAnalyseLink } from './view/analyse-link.js';
+import { wireReplay } from './view/replay.js';
 
 function readConfig() {
   const node = document.getElementById('game-config');
@@ -56,42 +57,6 @@ function wireInvite() {
       button.textContent = label;
       button.classList.remove('copied');
     }, 2000);
-  });
-}
-
-/** True when a key press belongs to a text field or a control that uses the arrow keys itself. */
-function typingTarget(target) {
-  if (!(target instanceof Element)) return false;
-  if (target.isContentEditable) return true;
-  return !!target.closest('input, textarea, select, [role="slider"], [role="listbox"], [role="menu"]');
-}
-
-/** Replay: the buttons, a click on a move in the list, and the keys Left/Right/Home/End. */
-function wireReplay(ctrl) {
-  const on = (id, handler) => {
-    const node = document.getElementById(id);
-    if (node) node.addEventListener('click', handler);
-  };
-  on('replay-first', () => ctrl.replayFirst());
-  on('replay-prev', () => ctrl.replayPrev());
-  on('replay-next', () => ctrl.replayNext());
-  on('replay-last', () => ctrl.replayLast());
-  on('back-to-game', () => ctrl.replayLast());
-  const list = document.getElementById('move-list');
-  if (list) {
-    list.addEventListener('click', (e) => {
-      const target = e.target instanceof Element ? e.target.closest('[data-ply]') : null;
-      if (target && list.contains(target)) ctrl.goTo(Number(target.dataset.ply));
-    });
-  }
-  // The board handles Left/Right itself while a move is being picked (see BoardView.selecting).
-  document.addEventListener('keydown', (e) => {
-    if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || typingTarget(e.target)) return;
-    const actions = { ArrowLeft: 'replayPrev', ArrowRight: 'replayNext', Home: 'replayFirst', End: 'replayLast' };
-    const name = actions[e.key];
-    if (!name) return;
-    e.preventDefault();
-    ctrl[name]();
   });
 }
 

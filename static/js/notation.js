@@ -75,3 +75,15 @@ export function moveText(moves, first = BLACK, startNumber = 1) {
     .map((p) => `${p.number}. ${p.black ?? '...'}${p.white ? ' ' + p.white : ''}`)
     .join(' ');
 }
+
+/**
+ * The position after `ply` plies of `moves` (ply 1 played by `first`) in words: "Start position",
+ * "After 12. 11-15" (Black's move), "After 12... 23x14" (White's).
+ */
+export function plyText(moves, first, ply) {
+  if (!ply) return 'Start position';
+  const offset = first === BLACK ? 0 : 1;
+  const number = Math.floor((ply - 1 + offset) / 2) + 1;
+  const blackMoved = (ply - 1 + offset) % 2 === 0;
+  return `After ${number}${blackMoved ? '.' : '...'} ${moves[ply - 1]}`;
+}

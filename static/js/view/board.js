@@ -1,5 +1,6 @@
 // The board: 8x8 cells from the viewer's side, pieces, highlights, and input
-// (click/tap, drag and drop with pointer events, keyboard cursor).
+// (click/tap, drag and drop with pointer events, keyboard cursor). The route being picked is
+// the controller's `input` (a RouteInput, input.js); clicks and drops go to the controller.
 
 import { BLACK, colorName, squareToRowCol, rowColToSquare, jumpedSquare } from '../fen.js';
 import { movePath } from '../notation.js';
@@ -126,10 +127,11 @@ export class BoardView {
       this.cursor = null;
     }
     const pieces = ctrl.shownPosition.pieces;
-    const movable = ctrl.movableSquares();
-    const mustCapture = !!ctrl.mustCapture; // every legal move captures: ring the pieces that can
-    const dests = ctrl.destinations();
-    const path = ctrl.path;
+    const input = ctrl.input; // the route being picked (see input.js)
+    const movable = input.movable();
+    const mustCapture = input.mustCapture; // every legal move captures: ring the pieces that can
+    const dests = input.destinations();
+    const path = input.path;
     const selected = path.length ? path[0] : null;
     const tip = path.length ? path[path.length - 1] : null;
     const shownLast = ctrl.shownLastMove;
@@ -302,12 +304,12 @@ export class BoardView {
       ctrl.cancel();
       return;
     }
-    const tip = ctrl.path.length ? ctrl.path[ctrl.path.length - 1] : null;
-    const draggable = ctrl.canInput && (ctrl.movableSquares().has(n) || (ctrl.path.length > 1 && n === tip));
+    const { path, tip } = ctrl.input;
+    const draggable = ctrl.canInput && (ctrl.input.movable().has(n) || (path.length > 1 && n === tip));
     this.drag = { from: n, x: e.clientX, y: e.clientY, active: false, draggable, pointerId: e.pointerId, floater: null, selectedOnDown: false };
     if (draggable) {
       // Select on press, as lichess does, so the destinations show while dragging.
-      const alreadySelected = (ctrl.path.length === 1 && ctrl.path[0] === n) || (ctrl.path.length > 1 && n === tip);
+      const alreadySelected = (path.length === 1 && path[0] === n) || (path.length > 1 && n === tip);
       if (!alreadySelected) this.drag.selectedOnDown = ctrl.select(n);
       e.preventDefault(); // no text selection, no touch scrolling from a piece
       try {
@@ -347,8 +349,9 @@ export class BoardView {
   startFloater(d) {
     const entry = this.cells.get(d.from);
     const ctrl = this.ctrl;
-    const onTip = ctrl.path.length > 1 && d.from === ctrl.path[ctrl.path.length - 1];
-    const piece = ctrl.position.pieces.get(onTip ? ctrl.path[0] : d.from);
+    const { path, tip } = ctrl.input;
+    const onTip = path.length > 1 && d.from === tip;
+    const piece = ctrl.position.pieces.get(onTip ? path[0] : d.from);
     if (!piece) return;
     const cellRect = entry.cell.getBoundingClientRect();
     const side = cellRect.width * 0.82;
@@ -433,7 +436,7 @@ export class BoardView {
    */
   selecting() {
     const ctrl = this.ctrl;
-    if (ctrl.path.length > 0) return true;
+    if (ctrl.input.path.length > 0) return true;
     return (
       this.keyboard &&
       document.activeElement === this.root &&
@@ -446,7 +449,7 @@ export class BoardView {
   /** Where the cursor starts: the selected piece, else the first movable piece, else bottom-left dark square. */
   initialCursor() {
     const ctrl = this.ctrl;
-    const start = ctrl.path.length ? ctrl.path[ctrl.path.length - 1] : [...ctrl.movableSquares()][0];
+    const start = ctrl.input.tip || [...ctrl.input.movable()][0];
     if (start) return this.displayOf(start);
     return { row: 7, col: 0 };
   }

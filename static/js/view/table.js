@@ -3,7 +3,8 @@
 // controls, invite and join panels. (The game actions live in actions.js.)
 
 import { BLACK, WHITE, colorName, opposite } from '../fen.js';
-import { movePairs, firstMover } from '../notation.js';
+import { firstMover, plyText } from '../notation.js';
+import { MoveListView } from './move-list.js';
 
 function text(node, value) {
   if (node && node.textContent !== value) node.textContent = value;
@@ -17,7 +18,7 @@ export class TableView {
   constructor(els, ctrl) {
     this.els = els;
     this.ctrl = ctrl;
-    this.renderedMoves = null;
+    this.moveList = new MoveListView(els.moveList);
     this.baseTitle = document.title;
   }
 
@@ -145,9 +146,9 @@ export class TableView {
     // Draw offers and rematch proposals show in the actions panel; the forty-move count in #no-progress.
     if (s.status === 'active') {
       if (ctrl.replaying && ctrl.isMyTurn) return 'You are looking at an earlier position: go back to the game to move.';
-      if (ctrl.isMyTurn && ctrl.path.length > 1) return 'Keep jumping: pick the next landing square.';
-      if (ctrl.isMyTurn && ctrl.path.length === 1) return 'Pick a destination square.';
-      if (ctrl.mustCapture) return 'You must capture: the highlighted pieces can.';
+      if (ctrl.isMyTurn && ctrl.input.path.length > 1) return 'Keep jumping: pick the next landing square.';
+      if (ctrl.isMyTurn && ctrl.input.path.length === 1) return 'Pick a destination square.';
+      if (ctrl.input.mustCapture) return 'You must capture: the highlighted pieces can.';
       if (ctrl.isMyTurn && s.legal && s.legal.length && s.legal[0].includes('x')) return 'You must capture.';
     }
     return '';
@@ -271,63 +272,9 @@ export class TableView {
   }
 
   renderMoves() {
-    const list = this.els.moveList;
-    if (!list) return;
     const ctrl = this.ctrl;
     const turn = ctrl.state ? ctrl.state.turn : BLACK;
-    const first = firstMover(ctrl.moves.length, turn);
-    const key = `${first}|${ctrl.moves.join(' ')}`;
-    if (key !== this.renderedMoves) {
-      const atEnd = list.scrollTop + list.clientHeight >= list.scrollHeight - 4;
-      this.renderedMoves = key;
-      this.plyNodes = new Map();
-      list.textContent = '';
-      for (const pair of movePairs(ctrl.moves, first)) {
-        const li = document.createElement('li');
-        const num = document.createElement('span');
-        num.className = 'move-number';
-        num.textContent = `${pair.number}.`;
-        li.append(num, ' ', this.plyNode(pair.black, pair.blackPly, BLACK));
-        if (pair.white) li.append(' ', this.plyNode(pair.white, pair.whitePly, WHITE));
-        list.appendChild(li);
-      }
-      list.classList.toggle('empty', !ctrl.moves.length);
-      // Follow new moves unless the viewer scrolled up to look at earlier ones.
-      if (ctrl.moves.length && (atEnd || !ctrl.replaying)) list.scrollTop = list.scrollHeight;
-      this.shownPlyNode = null;
-    }
-    const shown = ctrl.shownPly;
-    const node = this.plyNodes.get(shown) || null;
-    if (node !== this.shownPlyNode) {
-      if (this.shownPlyNode) {
-        this.shownPlyNode.classList.remove('current');
-        this.shownPlyNode.removeAttribute('aria-current');
-      }
-      if (node) {
-        node.classList.add('current');
-        node.setAttribute('aria-current', 'step');
-        if (ctrl.replaying) node.scrollIntoView({ block: 'nearest' });
-      }
-      this.shownPlyNode = node;
-    }
-    list.classList.toggle('replaying', ctrl.replaying);
-  }
-
-  plyNode(move, ply, color) {
-    if (move === null) {
-      const span = document.createElement('span');
-      span.className = `ply ${color === BLACK ? 'black' : 'white'} skipped`;
-      span.textContent = '...';
-      return span;
-    }
-    const button = document.createElement('button');
-    button.type = 'button';
-    button.className = `ply ${color === BLACK ? 'black' : 'white'}`;
-    button.textContent = move;
-    button.dataset.ply = String(ply);
-    button.title = `Show the position after ${colorName(color)}'s move ${move}`;
-    this.plyNodes.set(ply, button);
-    return button;
+    this.moveList.render(ctrl.moves, firstMover(ctrl.moves.length, turn), ctrl.shownPly, ctrl.replaying);
   }
 
   renderReplay() {
@@ -347,15 +294,9 @@ export class TableView {
     const live = ctrl.state && !ctrl.isOver;
     if (els.replayStatus) {
       let text_ = '';
-      if (ctrl.replaying && shown === 0) text_ = `Start position · 0 of ${n} moves`;
-      else if (ctrl.replaying) {
-        const turn = ctrl.state ? ctrl.state.turn : BLACK;
-        const first = firstMover(n, turn);
-        // Move number and mover of ply `shown`: Black's plies are "N.", White's "N...".
-        const offset = first === BLACK ? 0 : 1;
-        const number = Math.floor((shown - 1 + offset) / 2) + 1;
-        const blackMoved = (shown - 1 + offset) % 2 === 0;
-        text_ = `After ${number}${blackMoved ? '.' : '...'} ${ctrl.moves[shown - 1]} · ${shown} of ${n} moves`;
+      if (ctrl.replaying) {
+        const first = firstMover(n, ctrl.state ? ctrl.state.turn : BLACK);
+        text_ = `${plyText(ctrl.moves, first, shown)} · ${shown} of ${n} moves`;
       }
       text(els.replayText, text_);
       els.replayStatus.hidden = !ctrl.replaying;

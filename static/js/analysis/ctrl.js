@@ -1,0 +1,503 @@
+// The analysis board's state and actions: set up any position, play legal moves on it, load a
+// game and step through its moves, and ask the engine for its best move, evaluation and line.
+// The server is the judge of every position (GET /analysis/position), gives a game's moves
+// (GET /analysis/game/<id>), and runs the engine (POST /analysis/search); this page only keeps
+// what they answer.
+
+import { BLACK, WHITE, parseFen } from '../fen.js';
+import { moveNumberAt } from '../notation.js';
+import { RouteInput } from '../input.js';
+import { loadFlag, saveFlag } from '../storage.js';
+
+const NUMBERS_KEY = 'checkers.showNumbers';
+const FEN_EXAMPLE = 'B:W21,22,23:B1,2,3';
+
+/** PDN FEN of a position {turn, pieces: Map square -> {color, king}}, squares ascending, White first. */
+export function toFen(turn, pieces) {
+  const side = (color) =>
+    [...pieces.entries()]
+      .filter(([, p]) => p.color === color)
+      .sort((a, b) => a[0] - b[0])
+      .map(([n, p]) => (p.king ? `K${n}` : String(n)))
+      .join(',');
+  return `${turn}:W${side(WHITE)}:B${side(BLACK)}`;
+}
+
+/**
+ * Why a position was refused, in plain words (the server's reasons are terse: "white man on its
+ * crowning row: 1"). Unknown reasons are passed on, as a sentence.
+ */
+export function plainFenError(message) {
+  const text = String(message || '').trim().replace(/^That position cannot be set up: /, '').replace(/\.$/, '');
+  let m;
+  if ((m = /^(black|white) man on its crowning row: (\d+)$/i.exec(text))) {
+    const color = m[1].toLowerCase();
+    return `A ${color} man cannot stand on square ${m[2]}: ${color} men are crowned on that row. Make it a king or move it.`;
+  }
+  if ((m = /^square held by both sides: (\d+)$/i.exec(text))) return `Square ${m[1]} is given to both Black and White.`;
+  if ((m = /^repeated square: (\d+)$/i.exec(text))) return `Square ${m[1]} is listed twice.`;
+  if ((m = /^square outside 1-32: (.+)$/i.exec(text))) {
+    return `There is no square ${m[1].replace(/^'|'$/g, '')}: the dark squares are numbered 1 to 32.`;
+  }
+  if ((m = /^stray characters in '(.*)'$/i.exec(text))) {
+    return `“${m[1]}” is not a square: write a number from 1 to 32 (K before a king), separated by commas.`;
+  }
+  if ((m = /^king on an empty square: (\d+)$/i.exec(text))) return `There is a king on square ${m[1]} but no piece.`;
+  if (/^empty FEN$|^a FEN is required/i.test(text)) return `Type or paste a position first, e.g. ${FEN_EXAMPLE}.`;
+  if (/^a FEN has at most/i.test(text)) return 'That is too long to be a position.';
+  if (/^bad side to move|^stray characters|^a FEN is a string/i.test(text)) {
+    return (
+      `That is not a position the board can read. Write who is to move (B or W), then White's squares ` +
+      `and Black's squares, K before a king: e.g. ${FEN_EXAMPLE}.`
+    );
+  }
+  if (!text) return 'That position cannot be set up.';
+  return `${text[0].toUpperCase()}${text.slice(1)}.`;
+}
+
+/**
+ * The game id in what was typed into the "Load" box: an id ("k3n8x2pq7a") or a game's link
+ * ("https://host/g/k3n8x2pq7a/", also its .pdn). Null when it cannot be one.
+ */
+export function gameIdFrom(text) {
+  let value = String(text || '').trim();
+  if (!value) return null;
+  try {
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) value = new URL(value).pathname;
+  } catch (err) {
+    return null;
+  }
+  value = value.split(/[?#]/)[0].replace(/\/+$/, '');
+  const id = value.slice(value.lastIndexOf('/') + 1).replace(/\.pdn$/i, '');
+  return /^[A-Za-z0-9_-]{1,64}$/.test(id) ? id : null;
+}
+
+/** What the "Load" box says of a game the server does not know. */
+export function noSuchGame(id) {
+  return `No game “${id}” was found. Check the link for a typo.`;
+}
+
+/** A whole move number from the page's address or config (null when absent or not a number). */
+function moveNumberFrom(value) {
+  const n = Number(value);
+  return Number.isInteger(n) && n >= 1 && n < 10000 ? n : null;
+}
+
+export class AnalysisCtrl {
+  /**
+   * @param {object} config  {fen, error, game, positionUrl, searchUrl, gameUrl, defaultMs, maxMs, initialFen}
+   * @param {function} redraw  called after every change
+   */
+  constructor(config, redraw) {
+    this.config = config;
+    this.redraw = redraw || (() => {});
+    this.fen = config.fen;
+    this.position = parseFen(config.fen);
+    this.info = null; // the server's view of this.fen: {fen, turn, legal, over, winner, reason}
+    // What went wrong, each shown where it belongs: `fenError` (a position refused: next to the
+    // FEN box), `gameError` (the "Load" box), `error` (the engine or a move: at the top).
+    this.error = null;
+    this.fenError = null;
+    this.gameError = null;
+    this.gameLoading = false;
+    this.mode = 'play';
+    this.tool = 'b';
+    this.flipped = false;
+    this.input = new RouteInput(() => this.legal);
+    this.lastMove = null;
+    this.undoStack = []; // earlier positions of the moves played here: [{fen, lastMove, moveNumber, gamePly}]
+    this.best = null; // the engine's answer for this.fen
+    // A game loaded from the server: {id, startFen, moves, fens, fen, status, first} (first: the
+    // side that played ply 1). `gamePly`: the game's ply whose position the board shows (null: the
+    // board has left the game, by moves played here); `branchPly`: the last of the game's plies
+    // shown, from which the game is stepped through.
+    this.game = null;
+    this.gamePly = null;
+    this.branchPly = null;
+    // The move number of the position shown, when it comes from a game (?move_number= from the
+    // game page's link, or the server's config); the engine's line is numbered from it.
+    let number = moveNumberFrom(config.moveNumber);
+    try {
+      number = moveNumberFrom(new URLSearchParams(window.location.search).get('move_number')) || number;
+    } catch (err) {
+      /* no address to read */
+    }
+    this.moveNumber = number || 1;
+    this.thinking = false;
+    this.loading = false;
+    this.requests = 0; // answers to older requests are dropped
+    this.showNumbers = loadFlag(NUMBERS_KEY);
+    // What the board view reads of a game controller.
+    this.connection = 'open';
+    this.connectionDetail = null;
+    this.v = 0;
+    this.syncing = false;
+    this.pending = null;
+    this.you = null;
+    this.replaying = false;
+    this.shownPly = 0;
+    this.status = 'analysis';
+    this.isOver = false;
+  }
+
+  // ---- what the board view reads ------------------------------------------
+
+  get orientation() {
+    return this.flipped ? BLACK : WHITE;
+  }
+
+  get shownPosition() {
+    return this.position;
+  }
+
+  get shownLastMove() {
+    return this.lastMove;
+  }
+
+  get valid() {
+    return !!(this.info && this.info.fen === this.fen);
+  }
+
+  get canInput() {
+    return this.mode === 'play' && !this.loading && this.valid && this.info.legal.length > 0;
+  }
+
+  get isMyTurn() {
+    return this.canInput;
+  }
+
+  get legal() {
+    return this.canInput ? this.info.legal : [];
+  }
+
+  // ---- input from the board ------------------------------------------------
+
+  cancel() {
+    if (this.input.clear()) this.redraw();
+  }
+
+  select(n) {
+    if (!this.input.select(n)) return false;
+    this.redraw();
+    return true;
+  }
+
+  clickSquare(n) {
+    if (this.mode === 'edit') {
+      this.edit(n);
+      return;
+    }
+    if (!this.canInput) return;
+    this.follow(this.input.click(n));
+  }
+
+  drop(from, to) {
+    if (!this.canInput) return;
+    this.follow(this.input.drop(from, to));
+  }
+
+  /** Act on what a click or a drop did (see RouteInput). */
+  follow(step) {
+    if (step.move) this.play(step.move);
+    else if (step.changed) this.redraw();
+  }
+
+  setMode(mode) {
+    this.mode = mode === 'edit' ? 'edit' : 'play';
+    this.input.clear();
+    this.redraw();
+  }
+
+  setTool(tool) {
+    this.tool = tool;
+    this.redraw();
+  }
+
+  flip() {
+    this.flipped = !this.flipped;
+    this.redraw();
+  }
+
+  // ---- changing the position -------------------------------------------------
+
+  /** A position not from the loaded game (set up, typed in): the game's moves no longer apply. */
+  leaveGame() {
+    this.game = null;
+    this.gamePly = null;
+    this.branchPly = null;
+  }
+
+  /** Start afresh from `fen`: nothing to take back, no last move, move `moveNumber`, no game. */
+  restart(fen, moveNumber = 1) {
+    this.leaveGame();
+    this.undoStack = [];
+    this.lastMove = null;
+    this.moveNumber = moveNumber;
+    return this.show(fen);
+  }
+
+  /** Set up mode: place the chosen piece on square n, or remove it when the same piece is there. */
+  edit(n) {
+    const pieces = new Map(this.position.pieces);
+    const here = pieces.get(n);
+    if (this.tool === 'x') pieces.delete(n);
+    else {
+      const piece = { color: this.tool.toUpperCase() === 'B' ? BLACK : WHITE, king: this.tool === this.tool.toUpperCase() };
+      if (here && here.color === piece.color && here.king === piece.king) pieces.delete(n);
+      else pieces.set(n, piece);
+    }
+    this.restart(toFen(this.position.turn, pieces));
+  }
+
+  setTurn(turn) {
+    if (turn !== BLACK && turn !== WHITE) return;
+    this.restart(toFen(turn, this.position.pieces));
+  }
+
+  clear() {
+    this.mode = 'edit';
+    this.restart(toFen(this.position.turn, new Map()));
+  }
+
+  reset() {
+    this.restart(this.config.initialFen);
+  }
+
+  undo() {
+    const previous = this.undoStack.pop();
+    if (!previous) return;
+    this.lastMove = previous.lastMove;
+    this.moveNumber = previous.moveNumber || 1;
+    this.gamePly = this.game ? previous.gamePly : null;
+    if (this.gamePly !== null) this.branchPly = this.gamePly;
+    this.show(previous.fen);
+  }
+
+  /** Draw `fen` at once and ask the server whether it is a legal position (and its legal moves). */
+  show(fen) {
+    try {
+      this.position = parseFen(fen);
+    } catch (err) {
+      /* the server says why below */
+    }
+    this.fen = fen;
+    this.info = null;
+    this.best = null;
+    this.input.clear();
+    this.redraw();
+    return this.ask(fen, null);
+  }
+
+  /** A FEN typed or pasted: the board changes only if the server accepts it. */
+  load(text) {
+    return this.ask(String(text || '').trim(), null, { keepBoard: true });
+  }
+
+  // ---- a game from the server --------------------------------------------------
+
+  /**
+   * The "Load" box: a game's link or id (or a FEN pasted there). The board changes only when it
+   * is found: then it shows the game's current position, with its moves to step through;
+   * otherwise the reason shows next to the box and the position stays.
+   */
+  async loadGame(text) {
+    const value = String(text || '').trim();
+    if (/^[BW]\s*:/i.test(value)) return this.ask(value, null, { keepBoard: true, errorTo: 'game' });
+    if (!value) return this.failGame('Paste a game link (…/g/abc123/) or a game id first.');
+    const id = gameIdFrom(value);
+    if (!id) return this.failGame(`“${value}” is not a game link or id. A link looks like ${window.location.origin}/g/abc123/.`);
+    this.gameLoading = true;
+    this.gameError = null;
+    this.redraw();
+    let status = 0;
+    let data = null;
+    try {
+      const response = await fetch(`${this.config.gameUrl}${encodeURIComponent(id)}`, { headers: { Accept: 'application/json' } });
+      status = response.status;
+      data = await response.json();
+    } catch (err) {
+      data = null; // an id no game can have gets the site's 404 page, not JSON
+    }
+    this.gameLoading = false;
+    if (status === 404) return this.failGame(noSuchGame(id));
+    if (status !== 200 || !data || !Array.isArray(data.moves) || !Array.isArray(data.fens)) {
+      return this.failGame('The server could not be reached; try again.');
+    }
+    this.game = {
+      id: data.id,
+      startFen: data.start_fen,
+      moves: data.moves,
+      fens: data.fens,
+      fen: data.fen,
+      status: data.status,
+      first: String(data.start_fen)[0] === WHITE ? WHITE : BLACK,
+    };
+    this.gamePly = null;
+    this.gameError = null;
+    return this.goTo(data.moves.length);
+  }
+
+  failGame(message) {
+    this.gameLoading = false;
+    this.gameError = message;
+    this.redraw();
+    return false;
+  }
+
+  /** The loaded game's position after `ply` plies (its start for 0). */
+  gameFenAt(ply) {
+    if (!this.game) return null;
+    return ply === 0 ? this.game.startFen : this.game.fens[ply - 1] || null;
+  }
+
+  /** Show the loaded game's position after `ply` plies (clamped to the game). */
+  goTo(ply) {
+    const game = this.game;
+    if (!game) return Promise.resolve(false);
+    const target = Math.max(0, Math.min(game.moves.length, Math.floor(Number(ply) || 0)));
+    const fen = this.gameFenAt(target);
+    if (target === this.gamePly || !fen) return Promise.resolve(false);
+    this.gamePly = target;
+    this.branchPly = target;
+    this.undoStack = [];
+    this.lastMove = target > 0 ? game.moves[target - 1] : null;
+    this.moveNumber = moveNumberAt(target, game.first);
+    return this.show(fen);
+  }
+
+  replayFirst() {
+    return this.goTo(0);
+  }
+
+  /** The game's ply before the one shown; from moves played here, the game's position they left. */
+  replayPrev() {
+    if (this.branchPly === null) return Promise.resolve(false);
+    if (this.gamePly === null) return this.goTo(this.branchPly);
+    return this.branchPly > 0 ? this.goTo(this.branchPly - 1) : Promise.resolve(false);
+  }
+
+  replayNext() {
+    return this.branchPly === null ? Promise.resolve(false) : this.goTo(this.branchPly + 1);
+  }
+
+  replayLast() {
+    return this.game ? this.goTo(this.game.moves.length) : Promise.resolve(false);
+  }
+
+  // ---- moves and the server's answers ---------------------------------------------
+
+  /** Play a legal move (full notation) on the board. */
+  play(move) {
+    if (!this.valid || !this.info.legal.includes(move)) return Promise.resolve(false);
+    return this.ask(this.fen, move);
+  }
+
+  /**
+   * Ask the server about `fen` (after `move`, when given) and show it if accepted. `keepBoard`: a
+   * position typed in, which replaces the board only when accepted; `errorTo`: where a refusal
+   * shows ('fen' next to the FEN box, 'game' next to the Load box; moves at the top).
+   */
+  async ask(fen, move, { keepBoard = false, errorTo = 'fen' } = {}) {
+    const id = ++this.requests;
+    this.loading = true;
+    this.redraw();
+    const params = new URLSearchParams({ fen });
+    if (move) params.set('move', move);
+    let data = null;
+    let ok = false;
+    try {
+      const response = await fetch(`${this.config.positionUrl}?${params}`, { headers: { Accept: 'application/json' } });
+      data = await response.json();
+      ok = response.ok;
+    } catch (err) {
+      data = { message: 'The server could not be reached; try again.' };
+    }
+    if (id !== this.requests) return false;
+    this.loading = false;
+    if (!ok) {
+      const message = data && data.message ? data.message : 'Refused.';
+      const code = data ? data.error : null;
+      if (move) this.error = message;
+      else {
+        const plain = code === 'bad_fen' ? plainFenError(message) : message;
+        if (errorTo === 'game') this.gameError = plain;
+        else this.fenError = plain;
+      }
+      if (!keepBoard && !move) this.info = null;
+      this.redraw();
+      return false;
+    }
+    if (move) {
+      this.undoStack.push({ fen: this.fen, lastMove: this.lastMove, moveNumber: this.moveNumber, gamePly: this.gamePly });
+      this.lastMove = move;
+      if (this.position.turn === WHITE) this.moveNumber += 1; // White's reply ends the numbered pair
+      // The game's own next move keeps the board on the game; any other leaves it.
+      const onGame = this.game && this.gamePly !== null && this.game.moves[this.gamePly] === move;
+      this.gamePly = onGame ? this.gamePly + 1 : null;
+      if (onGame) this.branchPly = this.gamePly;
+    } else if (keepBoard) {
+      this.leaveGame();
+      this.undoStack = [];
+      this.lastMove = null;
+      this.moveNumber = 1;
+    }
+    this.error = null;
+    this.fenError = null;
+    if (!move) this.gameError = null;
+    this.info = data;
+    this.fen = data.fen;
+    this.position = parseFen(data.fen);
+    this.best = null;
+    this.input.clear();
+    try {
+      const number = this.moveNumber > 1 ? `&move_number=${this.moveNumber}` : '';
+      window.history.replaceState(null, '', `?fen=${encodeURIComponent(data.fen)}${number}`);
+    } catch (err) {
+      /* a sandboxed page: the address stays */
+    }
+    this.redraw();
+    return true;
+  }
+
+  // ---- the engine -------------------------------------------------------------
+
+  async analyse(timeMs) {
+    if (!this.valid || this.thinking) return false;
+    const fen = this.fen;
+    const token = document.querySelector('input[name="csrfmiddlewaretoken"]');
+    this.thinking = true;
+    this.best = null;
+    this.redraw();
+    let data = null;
+    let ok = false;
+    try {
+      const response = await fetch(this.config.searchUrl, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-CSRFToken': token ? token.value : '' },
+        body: JSON.stringify({ fen, time_ms: Number(timeMs) || this.config.defaultMs }),
+      });
+      data = await response.json();
+      ok = response.ok;
+    } catch (err) {
+      data = { message: 'The engine could not be reached; try again.' };
+    }
+    this.thinking = false;
+    if (fen !== this.fen) {
+      this.redraw(); // the position changed meanwhile: the answer is for another one
+      return false;
+    }
+    if (!ok) this.error = data && data.message ? data.message : 'The engine refused.';
+    else {
+      this.error = null;
+      this.best = { ...data, moveNumber: this.moveNumber };
+    }
+    this.redraw();
+    return ok;
+  }
+
+  toggleNumbers(on = !this.showNumbers) {
+    this.showNumbers = !!on;
+    saveFlag(NUMBERS_KEY, this.showNumbers);
+    this.redraw();
+  }
+}

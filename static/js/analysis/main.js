@@ -1,0 +1,125 @@
+// Boot of the analysis board: read the page's analysis-config, build the controller and the
+// view, wire the panel's controls, then show the position the page was opened with (or load the
+// game it names, with its moves to step through).
+
+import { AnalysisCtrl, gameIdFrom, noSuchGame, plainFenError } from './ctrl.js';
+import { AnalysisView } from './view.js';
+import { wireReplay } from '../view/replay.js';
+
+function byId(id) {
+  return document.getElementById(id);
+}
+
+async function copyText(input) {
+  if (navigator.clipboard && window.isSecureContext) {
+    try {
+      await navigator.clipboard.writeText(input.value);
+      return true;
+    } catch (err) {
+      /* fall back below */
+    }
+  }
+  input.focus();
+  input.select();
+  try {
+    return document.execCommand('copy');
+  } catch (err) {
+    return false;
+  }
+}
+
+function wirePanel(ctrl) {
+  for (const input of document.querySelectorAll('input[name="mode"]')) {
+    input.addEventListener('change', () => ctrl.setMode(input.value));
+  }
+  for (const input of document.querySelectorAll('input[name="tool"]')) {
+    input.addEventListener('change', () => ctrl.setTool(input.value));
+  }
+  for (const input of document.querySelectorAll('input[name="turn"]')) {
+    input.addEventListener('change', () => ctrl.setTurn(input.value));
+  }
+  byId('undo').addEventListener('click', () => ctrl.undo());
+  byId('reset').addEventListener('click', () => ctrl.reset());
+  byId('clear').addEventListener('click', () => ctrl.clear());
+  byId('flip').addEventListener('click', () => ctrl.flip());
+  byId('toggle-numbers').addEventListener('change', (e) => ctrl.toggleNumbers(e.target.checked));
+  byId('analyse').addEventListener('click', () => ctrl.analyse(byId('think-ms').value));
+  byId('play-best').addEventListener('click', () => {
+    if (ctrl.best && ctrl.best.move) ctrl.play(ctrl.best.move);
+  });
+  byId('legal-moves').addEventListener('click', (e) => {
+    const button = e.target instanceof Element ? e.target.closest('button[data-move]') : null;
+    if (button) ctrl.play(button.dataset.move);
+  });
+
+  const fenInput = byId('fen-input');
+  byId('fen-load').addEventListener('click', () => ctrl.load(fenInput.value));
+  fenInput.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') {
+      e.preventDefault();
+      ctrl.load(fenInput.value);
+    }
+  });
+  const copy = byId('fen-copy');
+  copy.addEventListener('click', async () => {
+    fenInput.value = ctrl.fen;
+    const ok = await copyText(fenInput);
+    copy.textContent = ok ? 'Copied!' : 'Press Ctrl+C';
+    setTimeout(() => {
+      copy.textContent = 'Copy';
+    }, 2000);
+  });
+
+  const gameSource = byId('game-source');
+  byId('game-source-form').addEventListener('submit', (e) => {
+    e.preventDefault(); // found: the board shows it here; not found: the position stays
+    ctrl.loadGame(gameSource.value);
+  });
+  gameSource.addEventListener('input', () => {
+    if (ctrl.gameError) {
+      ctrl.gameError = null;
+      ctrl.redraw();
+    }
+  });
+
+  // A loaded game: its move list, the step buttons and Left/Right/Home/End.
+  wireReplay(ctrl, () => !!ctrl.game);
+}
+
+/** The position the page was opened with, or the game it names; why not, when the server refused it. */
+async function start(ctrl, config) {
+  const params = new URLSearchParams(window.location.search); // before the address is rewritten
+  if (config.game && (await ctrl.loadGame(config.game))) return;
+  await ctrl.show(config.fen);
+  if (!config.error) return;
+  // Why the page's ?fen= or ?game= was not used: shown next to its box, with the text to fix.
+  if (params.get('game') && !params.get('fen')) {
+    byId('game-source').value = params.get('game');
+    const id = gameIdFrom(params.get('game'));
+    ctrl.gameError = id ? noSuchGame(id) : config.error;
+  } else {
+    ctrl.fenError = plainFenError(config.error);
+    if (params.get('fen')) byId('fen-input').value = params.get('fen');
+  }
+  ctrl.redraw();
+}
+
+function boot() {
+  const node = byId('analysis-config');
+  const boardEl = byId('board');
+  if (!node || !boardEl) return;
+  const config = JSON.parse(node.textContent);
+  let view = null;
+  const ctrl = new AnalysisCtrl(config, () => {
+    if (view) view.render();
+  });
+  view = new AnalysisView(boardEl, ctrl);
+  wirePanel(ctrl);
+  view.render();
+  start(ctrl, config);
+  // For debugging in the console and for browser tests.
+  window.analysis = { ctrl, board: view.board, view };
+}
+
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);
+else boot();

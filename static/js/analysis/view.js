@@ -1,0 +1,211 @@
+// The analysis board's rendering: the board (with the engine's move), the side panel (status,
+// set-up tools, legal moves, the engine's answer, the FEN and "Load" boxes) and a loaded game's
+// moves with the buttons that step through them.
+
+import { BoardView } from '../view/board.js';
+import { MoveListView } from '../view/move-list.js';
+import { BLACK, WHITE, colorName, opposite, jumpedSquare } from '../fen.js';
+import { movePath, moveText, plyText } from '../notation.js';
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/** Below this many hundredths of a man either way, the engine calls the position equal. */
+const EQUAL_WITHIN = 10;
+
+/** A game's status as the game panel says it. */
+const GAME_STATUS = { waiting: 'waiting for an opponent', active: 'in play', finished: 'finished', aborted: 'aborted' };
+
+/**
+ * The engine's verdict in words. `score` is in hundredths of a man from the side to move's view;
+ * the text names the side that is better and by how much, in men: "Equal",
+ * "Black is better (+1.25)", "White wins (a forced win in 3 moves)".
+ */
+export function describeScore(result, turn) {
+  if (result.mate !== null && result.mate !== undefined) {
+    const winner = result.mate > 0 ? turn : opposite(turn);
+    const moves = Math.ceil(Math.abs(result.mate) / 2);
+    return `${colorName(winner)} wins (a forced win in ${moves} move${moves === 1 ? '' : 's'})`;
+  }
+  const forBlack = turn === BLACK ? result.score : -result.score;
+  if (Math.abs(forBlack) < EQUAL_WITHIN) return 'Equal';
+  const ahead = forBlack > 0 ? BLACK : WHITE;
+  return `${colorName(ahead)} is better (+${(Math.abs(forBlack) / 100).toFixed(2)})`;
+}
+
+function byId(id) {
+  return document.getElementById(id);
+}
+
+function text(node, value) {
+  if (node && node.textContent !== value) node.textContent = value;
+}
+
+export class AnalysisView {
+  constructor(boardEl, ctrl) {
+    this.ctrl = ctrl;
+    this.boardEl = boardEl;
+    this.board = new BoardView(boardEl, ctrl);
+    this.moveList = new MoveListView(byId('move-list'));
+  }
+
+  render() {
+    const ctrl = this.ctrl;
+    this.board.render();
+    this.boardEl.classList.toggle('editing', ctrl.mode === 'edit');
+    this.renderBest();
+    this.renderPanel();
+    this.renderGame();
+  }
+
+  /** The engine's move on the board: highlighted squares and an arrow. */
+  renderBest() {
+    const board = this.board;
+    const best = this.ctrl.best;
+    const path = best && best.move ? movePath(best.move) : [];
+    const jumped = new Set();
+    for (let i = 1; i < path.length; i++) {
+      const mid = jumpedSquare(path[i - 1], path[i]);
+      if (mid) jumped.add(mid);
+    }
+    for (const [n, entry] of board.cells) {
+      entry.cell.classList.toggle('best-from', path.length > 0 && n === path[0]);
+      entry.cell.classList.toggle('best-to', path.length > 0 && n === path[path.length - 1]);
+      entry.cell.classList.toggle('best-jumped', jumped.has(n));
+    }
+    if (!board.svg) return;
+    for (const node of Array.from(board.svg.querySelectorAll('.arrow-best'))) node.remove();
+    if (path.length < 2) return;
+    const line = document.createElementNS(SVG_NS, 'polyline');
+    line.setAttribute(
+      'points',
+      path
+        .map((n) => {
+          const { row, col } = board.displayOf(n);
+          return `${col + 0.5},${row + 0.5}`;
+        })
+        .join(' '),
+    );
+    line.setAttribute('class', 'arrow-best');
+    line.setAttribute('marker-end', 'url(#arrowhead)');
+    board.svg.appendChild(line);
+  }
+
+  renderPanel() {
+    const ctrl = this.ctrl;
+    const turn = ctrl.position.turn;
+    const info = ctrl.valid ? ctrl.info : null;
+    let status;
+    if (ctrl.loading) status = 'Checking the position…';
+    else if (!info) status = ctrl.fenError ? `This position cannot be analysed. ${ctrl.fenError}` : '';
+    else if (info.over) status = `${info.reason[0].toUpperCase()}${info.reason.slice(1)}: ${colorName(info.winner)} wins.`;
+    else status = `${ctrl.moveNumber > 1 ? `Move ${ctrl.moveNumber} · ` : ''}${colorName(info.turn)} to move · ${info.legal.length} legal move${info.legal.length === 1 ? '' : 's'}${info.legal[0].includes('x') ? ' (a capture is compulsory)' : ''}`;
+    text(byId('analysis-status'), status);
+    const error = byId('analysis-error');
+    text(error, ctrl.error || '');
+    error.hidden = !ctrl.error;
+    // Errors about positions sit next to the box they came from.
+    for (const [box, field, message] of [
+      ['fen-error', 'fen-input', ctrl.fenError],
+      ['game-source-error', 'game-source', ctrl.gameError],
+    ]) {
+      const node = byId(box);
+      text(node, message || '');
+      node.hidden = !message;
+      byId(field).setAttribute('aria-invalid', message ? 'true' : 'false');
+    }
+    const loadGame = byId('game-load');
+    loadGame.disabled = ctrl.gameLoading;
+    text(loadGame, ctrl.gameLoading ? 'Loading…' : 'Load');
+
+    byId('mode-play').checked = ctrl.mode === 'play';
+    byId('mode-edit').checked = ctrl.mode === 'edit';
+    byId('setup-tools').disabled = ctrl.mode !== 'edit';
+    byId('setup-tools').hidden = ctrl.mode !== 'edit'; // the piece palette only while setting up
+    for (const input of document.querySelectorAll('input[name="tool"]')) input.checked = input.value === ctrl.tool;
+    byId('turn-black').checked = turn === BLACK;
+    byId('turn-white').checked = turn === WHITE;
+    byId('undo').disabled = !ctrl.undoStack.length || ctrl.loading;
+    byId('toggle-numbers').checked = ctrl.showNumbers;
+
+    const fenInput = byId('fen-input');
+    if (document.activeElement !== fenInput && fenInput.dataset.shown !== ctrl.fen) {
+      fenInput.value = ctrl.fen;
+      fenInput.dataset.shown = ctrl.fen;
+    }
+
+    const list = byId('legal-moves');
+    const legalKey = info ? info.legal.join(' ') : '';
+    if (list.dataset.key !== legalKey) {
+      list.dataset.key = legalKey;
+      list.replaceChildren(
+        ...(info ? info.legal : []).map((move) => {
+          const li = document.createElement('li');
+          const button = document.createElement('button');
+          button.type = 'button';
+          button.className = 'legal-move';
+          button.textContent = move;
+          button.dataset.move = move;
+          li.append(button);
+          return li;
+        }),
+      );
+    }
+    for (const button of list.querySelectorAll('button')) button.disabled = ctrl.loading;
+
+    const analyse = byId('analyse');
+    analyse.disabled = !info || info.over || ctrl.thinking || ctrl.loading;
+    text(analyse, ctrl.thinking ? 'Thinking…' : 'Best move');
+
+    const result = byId('engine-result');
+    const best = ctrl.best;
+    result.hidden = !best;
+    if (best) {
+      text(byId('engine-move'), best.move || '—');
+      text(byId('engine-eval'), describeScore(best, best.turn));
+      text(byId('engine-pv'), best.pv.length ? moveText(best.pv, best.turn, best.moveNumber || 1) : '—');
+      const seconds = (best.elapsed_ms / 1000).toFixed(1);
+      text(byId('engine-info'), `depth ${best.depth} · ${best.nodes.toLocaleString('en')} positions · ${seconds} s`);
+      result.dataset.move = best.move || '';
+      result.dataset.score = String(best.score);
+      byId('play-best').disabled = !best.move || ctrl.loading;
+    }
+
+    const bottom = ctrl.orientation;
+    text(byId('caption-bottom'), `${colorName(bottom)}${turn === bottom ? ' · to move' : ''}`);
+    text(byId('caption-top'), `${colorName(opposite(bottom))}${turn !== bottom ? ' · to move' : ''}`);
+    document.body.dataset.fen = ctrl.fen;
+    document.body.dataset.valid = info ? '1' : '0';
+  }
+
+  /** A loaded game: its moves (the ply shown marked), where the board is in it, and the step buttons. */
+  renderGame() {
+    const ctrl = this.ctrl;
+    const game = ctrl.game;
+    const panel = byId('game-panel');
+    panel.hidden = !game;
+    document.body.dataset.gamePly = game && ctrl.gamePly !== null ? String(ctrl.gamePly) : '';
+    if (!game) return;
+    const n = game.moves.length;
+    const ply = ctrl.gamePly;
+    const link = byId('game-link');
+    const href = `/g/${encodeURIComponent(game.id)}/`;
+    if (link.getAttribute('href') !== href) link.setAttribute('href', href);
+    text(link, `Game ${game.id}${GAME_STATUS[game.status] ? ` (${GAME_STATUS[game.status]})` : ''}`);
+    this.moveList.render(game.moves, game.first, ply, ply !== null && ply < n);
+    let where;
+    if (ply !== null) where = `${plyText(game.moves, game.first, ply)} · ${ply} of ${n} moves`;
+    else {
+      const from = plyText(game.moves, game.first, ctrl.branchPly);
+      where = `Moves played here, from the game's ${from === 'Start position' ? 'start position' : `position ${from.toLowerCase()}`}`;
+    }
+    text(byId('game-place'), where);
+    const disable = (id, off) => {
+      const node = byId(id);
+      if (node.disabled !== off) node.disabled = off;
+    };
+    disable('replay-first', ply === 0);
+    disable('replay-prev', ply === 0);
+    disable('replay-next', ply === n);
+    disable('replay-last', ply === n);
+  }
+}
