@@ -54,7 +54,7 @@ def sweep(exc: BaseException | None = None, alias: str = "default") -> bool:
 def _check(pool) -> None:
     try:
         pool.check()
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the database may still be down; the next error sweeps again
         log.warning("database pool check failed: %s", exc)
 
 

@@ -38,7 +38,7 @@ def origin_allowed(origin: str | None, host: str | None) -> bool:
 class _Denier(WebsocketDenier):
     """Channels' ``WebsocketDenier`` without a channel layer: a refused handshake opens no channel in Redis."""
 
-    channel_layer_alias = None
+    channel_layer_alias = None  # type: ignore[assignment]  # channels reads None as "no layer"; its stubs say str
 
 
 class SameOriginValidator:

@@ -130,7 +130,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = env("REDIS_URL", default=f"redis://127.0.0.1:{env.int('EMBEDDED_REDIS_PORT', default=6380)}/0")
 
 # The lobby's sockets talk through the channel layer; the game sockets' events go through
-# game/fanout.py (one Redis PUBLISH per event) on the same Redis and prefix.
+# game/round/fanout.py (one Redis PUBLISH per event) and presence through game/round/presence.py,
+# on the same Redis and under the same key prefix.
+REDIS_PREFIX: str = env("CHANNELS_PREFIX", default="asgi")
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
@@ -141,7 +143,7 @@ CHANNEL_LAYERS = {
             # sockets connecting together (each a group_add) went over it.
             "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 5,
                        "max_connections": env.int("CHANNELS_MAX_CONNECTIONS", default=1000)}],
-            "prefix": env("CHANNELS_PREFIX", default="asgi"),
+            "prefix": REDIS_PREFIX,
             # Every socket of a process shares one queue in Redis (its "specific.<id>!" key), and
             # the capacity counts that whole queue: 200 dropped events without a word once
             # ~1,500 sockets on a process got busy, and their games stalled (docs/performance.md).
@@ -150,7 +152,7 @@ CHANNEL_LAYERS = {
         },
     },
 }
-# Matchmaking (game/matchmaking.py, game/lobby.py): the seek pools live in Redis; a seek whose
+# Matchmaking (game/lobby/pools.py, game/lobby/socket.py): the seek pools live in Redis; a seek whose
 # server process died expires MATCHMAKING_SEEK_TTL seconds after its last refresh.
 MATCHMAKING_REDIS_URL = env("MATCHMAKING_REDIS_URL", default=REDIS_URL)
 MATCHMAKING_PREFIX = env("MATCHMAKING_PREFIX", default="mm")
@@ -182,7 +184,7 @@ SESSION_COOKIE_AGE = 60 * 60 * 24 * 365
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 
-AUTH_PASSWORD_VALIDATORS = []
+AUTH_PASSWORD_VALIDATORS: list[dict[str, str]] = []
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -46,7 +46,7 @@ class NewGameForm(forms.Form):
 
     def clean(self):
         """Resolve ``custom`` into ``M+S``; the result is ``cleaned_data["time_control"]``."""
-        data = super().clean()
+        data = super().clean() or {}
         choice = data.get("time_control") or "untimed"
         if choice == "custom":
             if data.get("minutes") is None or data.get("increment") is None:

@@ -117,14 +117,13 @@ def next_job(game_id: str) -> Job | None:
         position = record.position
         kept = record.no_progress_plies
         history = tuple(p.fen() for p in record.positions[-1 - kept:-1]) if kept else ()
-        common = {"fen": position.fen(), "history": history, "no_progress": kept, "v": game.version}
         offerer = game.draw_offer_by
-        if offerer is not None and offerer.opponent in levels_:
-            side = offerer.opponent
-            return Job("draw", game.player(side), levels_[side], side, **common)
         turn = position.turn
-        if turn in levels_:
-            return Job("move", game.player(turn), levels_[turn], turn, **common)
+        kind, side = (("draw", offerer.opponent) if offerer is not None and offerer.opponent in levels_
+                      else ("move", turn) if turn in levels_ else (None, turn))
+        if kind is not None:
+            return Job(kind, game.player(side), levels_[side], side, fen=position.fen(), history=history,
+                       no_progress=kept, v=game.version)
         return None
     proposer = game.rematch_offer_by
     if game.is_over and proposer is not None and not game.next_game_id:

@@ -29,7 +29,7 @@ def player_id(number: int) -> str:
 
 def is_computer(player: str | None) -> bool:
     """True when ``player`` (a player id) is one of the computer's, at whatever level."""
-    return bool(player) and player.startswith(PREFIX)
+    return player is not None and player.startswith(PREFIX)
 
 
 def level_of(player: str | None) -> int | None:

@@ -61,7 +61,7 @@ def play_computer(request):
     """
     form = ComputerGameForm(request.POST)
     if not form.is_valid():
-        reasons = "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
+        reasons = "; ".join(f"{field}: {' '.join(str(e) for e in errors)}" for field, errors in form.errors.items())
         return HttpResponse(f"Cannot start the game ({reasons}).", status=400, content_type="text/plain")
     name = form.cleaned_data["name"] or request.session.get("name") or "Guest"
     if form.cleaned_data["name"]:
@@ -90,7 +90,7 @@ def describe(position: rules.Position) -> dict:
         termination = (rules.Termination.NO_PIECES if not position.pieces(position.turn)
                        else rules.Termination.NO_MOVES)
         outcome = rules.Outcome(termination, position.turn.opponent)
-        info.update(winner=outcome.winner.value, reason=outcome.reason)
+        info.update(winner=position.turn.opponent.value, reason=outcome.reason)
     return info
 
 

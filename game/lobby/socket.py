@@ -36,7 +36,7 @@ import uuid
 import weakref
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from channels.layers import get_channel_layer
+from channels.layers import BaseChannelLayer, get_channel_layer
 from django.conf import settings
 from django.urls import reverse
 
@@ -98,6 +98,13 @@ _pushes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _settlers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+def _layer() -> BaseChannelLayer:
+    """The channel layer of the lobby (always configured: ``CHANNEL_LAYERS``)."""
+    layer = get_channel_layer()
+    assert layer is not None, "CHANNEL_LAYERS has no default layer"
+    return layer
+
+
 def request_count_push(pool: str) -> None:
     """Push the number of seeks waiting in ``pool`` to every lobby socket soon (merged with other requests)."""
     loop = asyncio.get_running_loop()
@@ -113,16 +120,16 @@ async def _push_count(pool: str, pending: dict) -> None:
         pending.pop(pool, None)
     try:
         waiting = await pools.from_settings().waiting(pool)
-        await get_channel_layer().group_send(
+        await _layer().group_send(
             pool_group(pool), {"type": "lobby.count", "pool": pool, "waiting": waiting})
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a count is not worth more than a log line
         log.warning("lobby: could not push the count of pool %s: %s", pool, exc)
 
 
 async def _tell(channel: str, message: dict) -> None:
     try:
-        await get_channel_layer().send(channel, message)
-    except Exception:
+        await _layer().send(channel, message)
+    except Exception:  # the other seeks of the wave must still be told
         log.exception("lobby: could not send %s to %s", message.get("type"), channel)
 
 
@@ -138,7 +145,7 @@ async def start_paired_game(pairing: Pairing):
             white=(pairing.white.player, pairing.white.name),
             time_control=POOLS[pairing.black.pool].time_control,
         )
-    except Exception:
+    except Exception:  # both players must hear of it
         log.exception("lobby: could not create the game of %s and %s", pairing.black.id, pairing.white.id)
         for seek in pairing:
             await _tell(seek.channel, {"type": "lobby.failed", "seek": seek.id})
@@ -148,9 +155,9 @@ async def start_paired_game(pairing: Pairing):
         await _tell(seek.channel, {"type": "lobby.paired", "seek": seek.id, "game": game.id, "url": url,
                                    "color": colour})
         try:  # the player's other tabs stop seeking: one person, one new game
-            await get_channel_layer().group_send(player_group(seek.player), {
+            await _layer().group_send(player_group(seek.player), {
                 "type": "lobby.withdraw", "keep": seek.channel, "game": game.id, "url": url})
-        except Exception:
+        except Exception:  # their seeks then expire or meet someone; never fatal here
             log.exception("lobby: could not withdraw the other seeks of %s", seek.player)
     return game
 
@@ -204,7 +211,7 @@ async def _settle_while_asked(pool: str, settlers: dict, settler: _Settler) -> N
                 # The seeks' heartbeats settle again, or tell their players Redis is gone.
                 log.warning("lobby: could not settle pool %s: %s", pool, exc)
                 return
-            except Exception:
+            except Exception:  # a bug here must not stop later settlings
                 log.exception("lobby: settling pool %s failed", pool)
                 return
             if not settler.again:
@@ -237,13 +244,13 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
         try:
             await self.channel_layer.group_add(player_group(self.player_id), self.channel_name)
             joined.append(player_group(self.player_id))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - other tabs' seeks then simply expire or get cancelled
             log.warning("lobby: could not join the player's group: %s", exc)
         for pool in POOLS:
             try:
                 await self.channel_layer.group_add(pool_group(pool), self.channel_name)
                 joined.append(pool_group(pool))
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - counts are optional; seeking may still work
                 log.warning("lobby: could not join %s: %s", pool_group(pool), exc)
         self.joined = tuple(joined)
         await self.send_counts()
@@ -310,6 +317,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             if self.seek is not None:
                 raise ActionError("already_seeking", "You are already looking for a game.")
             name = clean_name(message.name if message.name is not None else self.session_name)
+            assert self.player_id is not None  # receive() refuses a session without one
             seek = Seek(id=uuid.uuid4().hex, player=self.player_id, name=name, pool=message.pool,
                         channel=self.channel_name)
             mm = pools.from_settings()
@@ -357,7 +365,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             await asyncio.sleep(heartbeat_s())
             try:
                 await self.heartbeat()
-            except Exception:
+            except Exception:  # the heartbeat must go on
                 log.exception("lobby: heartbeat failed")
             if time.monotonic() >= next_counts:
                 # This socket's own refresh (counts that expired seeks changed without any

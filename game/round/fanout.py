@@ -82,7 +82,7 @@ class Member(Protocol):
 
 
 def _prefix() -> str:
-    return f"{settings.CHANNEL_LAYERS['default']['CONFIG']['prefix']}:game:"
+    return f"{settings.REDIS_PREFIX}:game:"
 
 
 def channel(game_id: str) -> str:
@@ -172,7 +172,7 @@ class Hub:
                         self._subscribed()
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - Redis failed: subscribe again, then resync
                 self.subscribed.clear()
                 log.warning("game events subscription lost: %s", exc)
                 await asyncio.sleep(RETRY_S)
@@ -180,7 +180,7 @@ class Hub:
                 try:
                     await pubsub.aclose()
                     await connection.aclose()
-                except Exception:
+                except Exception:  # noqa: BLE001 - the connection is already broken
                     pass
 
     def _subscribed(self) -> None:
@@ -203,7 +203,7 @@ class Hub:
         for member in list(members):
             try:
                 await member.deliver(copies, follow)
-            except Exception:
+            except Exception:  # one socket's failure must not stop the others
                 log.exception("could not deliver an event of game %s", game_id)
 
     async def close(self) -> None:

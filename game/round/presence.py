@@ -17,6 +17,7 @@ import asyncio
 import logging
 import time
 import weakref
+from typing import Any
 
 import redis
 import redis.asyncio
@@ -35,12 +36,12 @@ _sync_client: redis.Redis | None = None
 
 
 def _key(game_id: str) -> str:
-    return f"{settings.CHANNEL_LAYERS['default']['CONFIG']['prefix']}:viewers:{game_id}"
+    return f"{settings.REDIS_PREFIX}:viewers:{game_id}"
 
 
 def _seen_key(game_id: str) -> str:
     """Hash: seat -> Unix seconds at which a socket of that seat was last known to be open."""
-    return f"{settings.CHANNEL_LAYERS['default']['CONFIG']['prefix']}:seen:{game_id}"
+    return f"{settings.REDIS_PREFIX}:seen:{game_id}"
 
 
 class PresenceUnavailable(Exception):
@@ -61,7 +62,7 @@ def _client() -> redis.asyncio.Redis:
     return client
 
 
-def _counts(members: list[bytes]) -> dict:
+def _counts(members: list[Any]) -> dict[str, Any]:
     roles = [m.split(b":", 1)[0] for m in members]
     return {"spectators": roles.count(b"S"), "online": {"B": b"B" in roles, "W": b"W" in roles}}
 

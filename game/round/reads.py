@@ -100,12 +100,13 @@ def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, A
     recent = (Q(updated_at__gte=now - timedelta(seconds=LIVE_LIST_IDLE_S))
               & ~Q(time_control__in=CORRESPONDENCE))
     for text in CORRESPONDENCE:
-        days = TimeControl.parse(text).days
+        days = TimeControl.parse(text).days or 0
         recent |= Q(time_control=text, updated_at__gte=now - timedelta(days=days))
     rows = (Game.objects.filter(recent, status=Game.Status.ACTIVE).order_by("-updated_at")
             .only("id", "black_name", "white_name", "ply", "time_control", "status", "fen",
                   "black_ms", "white_ms", "turn_started_at", "updated_at"))
-    games, start, batch = [], 0, 2 * limit
+    games: list[Game] = []
+    start, batch = 0, 2 * limit
     while len(games) < limit:
         read = list(rows[start:start + batch])
         games += [g for g in read if not g.clock.expiry(now)]

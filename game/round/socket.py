@@ -82,7 +82,7 @@ async def _announce_later(game_id: str) -> None:
         # died with its server process, say) and asks for a snapshot.
         game_v = await in_db_thread(reads.version)(game_id)
         await fanout.publish(game_id, [events.AudienceEvent(game_v=game_v, **audience)])
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a notice is a convenience; never fatal
         _audience_pending.pop(game_id, None)
         log.warning("could not announce the audience of %s: %s", game_id, exc)
 
@@ -97,7 +97,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     """
 
     #: No channel-layer channel: game events come through :mod:`game.round.fanout`.
-    channel_layer_alias = None
+    channel_layer_alias = None  # type: ignore[assignment]  # channels reads None as "no layer"; its stubs say str
     limit: RateLimited | None = None
     role = "S"
     #: Events from the hub held while a snapshot is read and sent (None when none is).
@@ -258,7 +258,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         """While a snapshot is read and sent (one at a time per socket), hold the hub's events
         for this socket; send them afterwards, in order."""
         async with self.snapshot_lock:
-            self.held = held = []
+            held: list[tuple[list[list[str]], dict[str, Any] | None]] = []
+            self.held = held
             try:
                 yield
             finally:
@@ -283,7 +284,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             return
         try:
             await self.send(text_data=text)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the page asks again when it sees a gap
             # Its disconnect still runs (hub and presence cleanup).
             log.debug("could not forward an event to a closing socket: %s", exc)
             return
@@ -298,7 +299,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     async def _resync(self) -> None:
         try:
             await self.send_snapshot()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the browser went away mid-send
             log.warning("could not resynchronise a socket of game %s: %s", self.game_id, exc)
 
     async def send_message(self, message: dict[str, Any]) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.models import Field
 from django.db.transaction import TransactionManagementError
 from django.utils import timezone
 
@@ -153,6 +154,7 @@ def bump(game: Game, **changes: Any) -> None:
     assignments, params = [], []
     for name, value in changes.items():
         f = meta.get_field(name)
+        assert isinstance(f, Field), name  # a concrete field of the game, not a reverse relation
         if hasattr(value, "prepare_database_save"):
             if not f.remote_field:
                 raise TypeError(f"Tried to update field {f} with a model instance, {value!r}.")
