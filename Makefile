@@ -28,7 +28,9 @@ migrate: install
 run: install redis migrate
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-1} $(VENV)/bin/daphne -b $(HOST) -p $(PORT) checkers_site.asgi:application
 
+# Everything: lint (unless SKIP_LINT=1, for a run that has just linted), then every test.
 test: install redis
+	@if [ "$(SKIP_LINT)" != 1 ]; then $(MAKE) --no-print-directory lint; fi
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # Style and types (settings in pyproject.toml): ruff on everything, mypy on the application packages.

@@ -43,7 +43,7 @@ def pytest_runtest_makereport(item, call):
         try:
             folder = _save_failure(item, factory.contexts)
             report.sections.append(("browser failure details", f"saved in {folder}"))
-        except Exception as exc:  # never hide the test's own failure
+        except Exception as exc:  # noqa: BLE001 - never hide the test's own failure
             report.sections.append(("browser failure details", f"could not be saved: {exc!r}"))
     return report
 
@@ -67,7 +67,7 @@ def server_env(tmp_path_factory):
                     [sys.executable, "manage.py", "collectstatic", "--noinput"]]
         procs = [subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT) for cmd in commands]
-        for cmd, proc in zip(commands, procs):
+        for cmd, proc in zip(commands, procs, strict=True):
             output, _ = proc.communicate(timeout=120)
             if proc.returncode:
                 raise RuntimeError(
@@ -146,7 +146,7 @@ def _save_failure(item, contexts) -> Path:
             try:
                 page.screenshot(path=str(folder / f"page-{i}-{j}.png"), timeout=5_000)
                 (folder / f"page-{i}-{j}.html").write_text(f"<!-- {page.url} -->\n" + page.content())
-            except Exception as exc:  # a crashed or closed page: keep going
+            except Exception as exc:  # noqa: BLE001 - a crashed or closed page: keep going
                 (folder / f"page-{i}-{j}.error.txt").write_text(repr(exc))
     for k, srv in enumerate(_servers):
         if srv.log_path.exists():

@@ -315,7 +315,7 @@ def claim_server(server_env, tmp_path):
 
 def test_opponent_who_left_can_be_claimed_against_by_the_player_only(claim_server, new_context):
     t = start_game(new_context, claim_server, "untimed")
-    alice, bob, carol = t.alice.page, t.bob.page, t.carol.page
+    alice, carol = t.alice.page, t.carol.page
     for page in t.pages:
         expect(page.locator("#time-control")).to_have_text("Untimed")
         expect(page.locator("#clock-top")).to_be_hidden()

@@ -140,7 +140,8 @@ def test_analysis_board_sets_up_positions_and_shows_the_engine_line(server, new_
     # A typo in the "Load" box (a game link or id): the reason next to the box, the board stays.
     page.fill("#game-source", server.url + "/g/nosuchgame/")
     page.click("#game-load")
-    expect(page.locator("#game-source-error")).to_have_text("No game “nosuchgame” was found. Check the link for a typo.")
+    expect(page.locator("#game-source-error")).to_have_text(
+        "No game “nosuchgame” was found. Check the link for a typo.")
     expect(page.locator("body")).to_have_attribute("data-fen", "W:W30:B1")
     expect(page).to_have_url(re.compile(r"/analysis\?fen=W%3AW30%3AB1$"))
     page.fill("#game-source", "B:W1:B5")  # a FEN there is read as one
