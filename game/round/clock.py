@@ -39,6 +39,10 @@ _LIVE = re.compile(r"^(\d{1,3})\+(\d{1,2})$")
 _DAYS = re.compile(r"^([137])d$")
 
 
+#: Time controls read so far, by their text (a site has a handful).
+_PARSED: dict[str, TimeControl] = {}
+
+
 class TimeControlError(ValueError):
     """A time control string that is not ``untimed``, ``M+S`` within bounds, or ``1d``/``3d``/``7d``."""
 
@@ -61,10 +65,20 @@ class TimeControl:
     def parse(cls, text: object) -> TimeControl:
         """Read ``untimed``, ``M+S`` (1 to 180 minutes, 0 to 60 s) or ``1d``/``3d``/``7d``.
 
-        Raises :class:`TimeControlError`.
+        Raises :class:`TimeControlError`.  Stored games' controls are read on every action and
+        state, so the few distinct texts are parsed once each.
         """
         if not isinstance(text, str):
             raise TimeControlError("A time control is a string such as '5+3'.")
+        found = _PARSED.get(text)
+        if found is None:
+            found = cls._read(text)
+            if len(_PARSED) < 1024:
+                _PARSED[text] = found
+        return found
+
+    @classmethod
+    def _read(cls, text: str) -> TimeControl:
         text = text.strip().lower()
         if text in ("", "untimed", "-"):
             return cls()

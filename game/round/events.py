@@ -384,12 +384,21 @@ def follow_of(state: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def publication(event: Event) -> str:
-    """``event`` as published to every process of the game (:mod:`game.round.fanout`): the JSON
-    text ``{"follow": {"clock", "status"}|null, "to": [[roles, text], ...]}``, each audience's
-    encoded copy once."""
-    to = [[audience.key, encode(payload)] for audience, payload in event.deliveries()]
-    return json.dumps({"follow": follow_of(getattr(event, "state", None)), "to": to},
-                      separators=(",", ":"))
+    """``event`` as published to every process of the game (:mod:`game.round.fanout`): lines of
+    text, the first the JSON of ``{"clock", "status"}`` the sockets follow (``null`` without a
+    state), then for each audience its roles (:attr:`Audience.key`) and the JSON of its copy, each
+    copy encoded once.  JSON text holds no raw newline, so the lines split back exactly
+    (:func:`read_publication`)."""
+    lines = [json.dumps(follow_of(getattr(event, "state", None)), separators=(",", ":"))]
+    for audience, payload in event.deliveries():
+        lines += [audience.key, encode(payload)]
+    return "\n".join(lines)
+
+
+def read_publication(text: str) -> tuple[dict[str, Any] | None, list[tuple[str, str]]]:
+    """A :func:`publication` read back: ``(follow, [(roles, JSON text), ...])``."""
+    lines = text.split("\n")
+    return json.loads(lines[0]), list(zip(lines[1::2], lines[2::2], strict=True))
 
 
 def publications(events: Iterable[Event]) -> list[str]:

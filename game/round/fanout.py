@@ -34,7 +34,6 @@ holds events back until its snapshot is sent.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import threading
 import time
@@ -47,7 +46,7 @@ import redis.asyncio
 from django.conf import settings
 from redis.exceptions import RedisError
 
-from game.round.events import Event, publications
+from game.round.events import Event, publications, read_publication
 from game.sockets import in_background
 
 log = logging.getLogger(__name__)
@@ -71,8 +70,8 @@ REPUBLISH_AFTER_S = (0.5, 2.0, 5.0)
 class Member(Protocol):
     """What the hub needs of a game socket."""
 
-    async def deliver(self, copies: list[list[str]], follow: dict[str, Any] | None) -> None:
-        """Send one event to the page: ``copies`` are ``[roles, text]`` (an audience's roles, as
+    async def deliver(self, copies: list[tuple[str, str]], follow: dict[str, Any] | None) -> None:
+        """Send one event to the page: ``copies`` are ``(roles, text)`` (an audience's roles, as
         :attr:`game.round.events.Audience.key`, and the JSON text of its copy), of which the socket
         sends the one for its role, if any; ``follow``: ``{"clock", "status"}`` of the state it
         carries, or None."""
@@ -198,8 +197,7 @@ class Hub:
         members = self.members.get(game_id)
         if not members:
             return
-        envelope = json.loads(data)  # game.round.events.publication
-        follow, copies = envelope["follow"], envelope["to"]
+        follow, copies = read_publication(data.decode())
         for member in list(members):
             try:
                 await member.deliver(copies, follow)

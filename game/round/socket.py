@@ -101,7 +101,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     limit: RateLimited | None = None
     role = "S"
     #: Events from the hub held while a snapshot is read and sent (None when none is).
-    held: list[tuple[list[list[str]], dict[str, Any] | None]] | None = None
+    held: list[tuple[list[tuple[str, str]], dict[str, Any] | None]] | None = None
     deadline: float | None = None
     timer: asyncio.Task[None] | None = None
     joined = False
@@ -258,7 +258,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         """While a snapshot is read and sent (one at a time per socket), hold the hub's events
         for this socket; send them afterwards, in order."""
         async with self.snapshot_lock:
-            held: list[tuple[list[list[str]], dict[str, Any] | None]] = []
+            held: list[tuple[list[tuple[str, str]], dict[str, Any] | None]] = []
             self.held = held
             try:
                 yield
@@ -268,7 +268,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
                     await self.forward(copies, follow)
                 self.held = None
 
-    async def deliver(self, copies: list[list[str]], follow: dict[str, Any] | None) -> None:
+    async def deliver(self, copies: list[tuple[str, str]], follow: dict[str, Any] | None) -> None:
         """One event of the game from the hub (:meth:`game.round.fanout.Member.deliver`): forward
         this socket's copy to the browser, or hold the event while a snapshot is on its way
         (:meth:`send_snapshot`: the role, and so the copy, is known once the snapshot is read)."""
@@ -277,7 +277,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         else:
             await self.forward(copies, follow)
 
-    async def forward(self, copies: list[list[str]], follow: dict[str, Any] | None) -> None:
+    async def forward(self, copies: list[tuple[str, str]], follow: dict[str, Any] | None) -> None:
         """Send this socket's copy of one encoded event and follow the clock of its state."""
         text = next((text for roles, text in copies if self.role in roles), None)
         if text is None:

@@ -142,8 +142,9 @@ def test_snapshots_carry_legal_moves_only_for_the_side_to_move():
 def test_a_publication_holds_each_audience_copy_once_and_the_clock_to_follow():
     game = actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"), time_control="5+3")
     [event] = actions.play_move(game.id, ALICE, "11-15", game.version).events
-    envelope = json.loads(events.publication(event))
-    assert [roles for roles, _ in envelope["to"]] == ["W", "BS"]
-    assert envelope["follow"]["status"] == "active" and envelope["follow"]["clock"]["control"] == "5+3"
-    for _roles, text in envelope["to"]:
+    follow, copies = events.read_publication(events.publication(event))
+    assert [roles for roles, _ in copies] == ["W", "BS"]
+    assert follow["status"] == "active" and follow["clock"]["control"] == "5+3"
+    assert [json.loads(text) for _, text in copies] == [event.for_role("W"), event.for_role("S")]
+    for _roles, text in copies:
         validate(json.loads(text))
