@@ -169,11 +169,81 @@ class Meter:
         return sum(c - before.get(pid, 0.0) for pid, c in after.items())
 
     def rss_mb(self) -> float:
-        total = 0
+        return round(sum(self.rss_by_pid().values()), 1)
+
+    def rss_by_pid(self) -> dict[int, float]:
+        """Resident memory of each process, MB."""
+        out = {}
         for proc in self._procs():
             with suppress(psutil.Error):
-                total += proc.memory_info().rss
-        return round(total / 2**20, 1)
+                out[proc.pid] = round(proc.memory_info().rss / 2**20, 1)
+        return out
+
+
+class RssSampler:
+    """Samples each server process's RSS every ``every`` seconds, from the servers' start to the
+    end of the run, with the run's phase, its moves so far and its sockets connected.
+
+    Each sample is also written to stderr as it is taken (``rss_sample {...}``), so a long soak
+    can be followed, and read back if it does not finish.
+    """
+
+    def __init__(self, meter: Meter, every: float, t0: float):
+        self.meter = meter
+        self.every = every
+        self.t0 = t0
+        self.samples: list[dict] = []
+        self.phase = "setup"
+        self.stats: Stats | None = None
+        self.task: asyncio.Task | None = None
+
+    def start(self) -> None:
+        if self.every > 0:
+            self.task = asyncio.create_task(self._loop())
+
+    def sample(self) -> dict:
+        rss = self.meter.rss_by_pid()
+        entry = {"t_s": round(time.perf_counter() - self.t0, 1), "phase": self.phase,
+                 "rss_mb": {str(pid): mb for pid, mb in rss.items()},
+                 "total_mb": round(sum(rss.values()), 1),
+                 "moves": self.stats.moves_total if self.stats else 0,
+                 "sockets": self.stats.connected if self.stats else 0}
+        self.samples.append(entry)
+        print("rss_sample", json.dumps(entry), file=sys.stderr, flush=True)
+        return entry
+
+    async def _loop(self) -> None:
+        deadline = time.perf_counter() + 6 * 3600
+        while time.perf_counter() < deadline:
+            self.sample()
+            await asyncio.sleep(self.every)
+
+    def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            self.sample()
+
+    def growth(self, start: dict, end: dict) -> dict:
+        """RSS growth between two samples (per process and in all), per 1,000 moves between them,
+        and the least-squares slope of the samples between them (MB an hour, in all)."""
+        moves = end["moves"] - start["moves"]
+        grown = round(end["total_mb"] - start["total_mb"], 1)
+        window = [s for s in self.samples if start["t_s"] <= s["t_s"] <= end["t_s"]]
+        slope = None
+        if len(window) >= 3:
+            ts = [s["t_s"] for s in window]
+            ys = [s["total_mb"] for s in window]
+            mean_t, mean_y = statistics.fmean(ts), statistics.fmean(ys)
+            var = sum((t - mean_t) ** 2 for t in ts)
+            if var:
+                slope = round(3600 * sum((t - mean_t) * (y - mean_y) for t, y in zip(ts, ys, strict=True)) / var, 1)
+        return {"from_s": start["t_s"], "to_s": end["t_s"], "from_mb": start["total_mb"],
+                "to_mb": end["total_mb"], "mb": grown,
+                "pct": round(100 * grown / start["total_mb"], 1) if start["total_mb"] else None,
+                "by_process_mb": {pid: round(end["rss_mb"].get(pid, 0) - mb, 1)
+                                  for pid, mb in start["rss_mb"].items()},
+                "moves": moves, "kb_per_1000_moves": round(grown * 1024 * 1000 / moves, 1) if moves else None,
+                "slope_mb_per_hour": slope}
 
 
 def postgres_pids() -> list[int]:
@@ -247,6 +317,7 @@ class Stats:
         self.opponent: list[float] = []
         self.spectator: list[float] = []
         self.accepted = 0
+        self.moves_total = 0            # accepted moves at any time (warm-up included)
         self.refused: dict[str, int] = {}
         self.errors: dict[str, int] = {}
         self.audience = 0
@@ -398,9 +469,11 @@ class Sock:
                     stats.spectator.append(now - sent)
                 else:
                     stats.opponent.append(now - sent)
-            if self.role == mover and stats.in_window(now) and message["v"] == self.v + 1:
-                stats.accepted += 1
-                stats.moving.add(self.game_id)
+            if self.role == mover and message["v"] == self.v + 1:
+                stats.moves_total += 1
+                if stats.in_window(now):
+                    stats.accepted += 1
+                    stats.moving.add(self.game_id)
             self.apply(message)
         elif kind in ("seats", "update"):
             self.apply(message)
@@ -502,8 +575,11 @@ class Sock:
             asyncio.get_running_loop().call_later(self.run.think(False), self.relay_play, ply + 1)
 
 
-async def play_run(args, run: Run, games: list[dict], meters: dict) -> dict:
+async def play_run(args, run: Run, games: list[dict], meters: dict, sampler: RssSampler | None = None) -> dict:
     """Connect every socket of ``games``, play for warmup + duration, and return the figures."""
+    if sampler is not None:
+        sampler.stats = run.stats
+        sampler.phase = "connecting"
     socks = []
     index = 0
     for game in games:
@@ -527,6 +603,8 @@ async def play_run(args, run: Run, games: list[dict], meters: dict) -> dict:
     await asyncio.sleep(1)
     rss_connected = meters["server"].rss_mb()
     run.started.set()
+    if sampler is not None:
+        sampler.phase = "warmup"
     if run.relay:
         for s in socks:
             s.relay_start()
@@ -536,6 +614,9 @@ async def play_run(args, run: Run, games: list[dict], meters: dict) -> dict:
     start = time.perf_counter() + args.warmup
     run.stats.window = (start, start + args.duration)
     await asyncio.sleep(args.warmup)
+    if sampler is not None:
+        sampler.phase = "window"
+        window_start = sampler.sample()
     cpu0 = {name: meter.cpu() for name, meter in meters.items()}
     wait0 = {name: meter.runqueue() for name, meter in meters.items()}
     wall0 = time.perf_counter()
@@ -545,6 +626,9 @@ async def play_run(args, run: Run, games: list[dict], meters: dict) -> dict:
     cpu = {name: Meter.delta(cpu0[name], meter.cpu()) for name, meter in meters.items()}
     waited = {name: Meter.delta(wait0[name], meter.runqueue()) for name, meter in meters.items()}
     rss_end = meters["server"].rss_mb()
+    if sampler is not None:
+        window_end = sampler.sample()
+        sampler.phase = "after"
     for proc in profilers:
         await asyncio.to_thread(proc.wait, 60)
     await asyncio.sleep(min(2.0, args.think * 1.5 + 1.0))  # let the last window's receipts arrive
@@ -577,9 +661,14 @@ async def play_run(args, run: Run, games: list[dict], meters: dict) -> dict:
                             for name, c in cpu.items()},
         "server_rss_mb": {"idle": rss_idle, "connected": rss_connected, "end": rss_end,
                           "per_1000_sockets": round((rss_end - rss_idle) * 1000 / sockets, 1)},
+        "moves_total": st.moves_total,
         "mean_move_frame_bytes": round(statistics.fmean(st.move_bytes)) if st.move_bytes and not run.relay else None,
         "mean_snapshot_bytes": round(statistics.fmean(st.snapshot_bytes)) if st.snapshot_bytes else None,
     }
+    if sampler is not None:
+        sampler.stop()
+        out["rss_growth_after_warmup"] = sampler.growth(window_start, window_end)
+        out["rss_series"] = sampler.samples
     return out
 
 
@@ -614,7 +703,8 @@ def start_site(args, stack: ExitStack, tmp: Path) -> tuple[list[int], list[int],
         """Daphne with a listen backlog that a burst of connections fits in."""
 
         def command(self):
-            return [sys.executable, "-m", "daphne", "-e",
+            launcher = [str(ROOT / "bench" / "memprobe.py")] if args.memprobe else ["-m", "daphne"]
+            return [sys.executable, *launcher, "-e",
                     f"tcp:port={self.port}:interface=127.0.0.1:backlog={args.backlog}",
                     "checkers_site.asgi:application"]
 
@@ -633,6 +723,9 @@ def start_site(args, stack: ExitStack, tmp: Path) -> tuple[list[int], list[int],
     env = site_env(database_url, redis_url, tmp / "static")
     env["LOG_LEVEL"] = "WARNING"
     env["GAME_SOCKET_RATE_LIMIT"] = rate_limit(args)
+    if args.memprobe:
+        Path(args.memprobe).mkdir(parents=True, exist_ok=True)
+        env["MEMPROBE_DIR"] = str(Path(args.memprobe).resolve())
     env.update(dict(kv.split("=", 1) for kv in args.server_env))
     daphnes = []
     for i in range(args.daphnes):
@@ -699,6 +792,8 @@ async def site_phase(args, stack: ExitStack, tmp: Path) -> dict:
         extra = {}
     else:
         ports, server_pids, extra = await asyncio.to_thread(start_site, args, stack, tmp)
+    sampler = RssSampler(Meter(server_pids), args.rss_every, T0[0])
+    sampler.start()
     bases = [f"http://127.0.0.1:{p}" for p in ports]
     t0 = time.perf_counter()
     with ThreadPoolExecutor(args.http_workers) as pool:
@@ -711,7 +806,7 @@ async def site_phase(args, stack: ExitStack, tmp: Path) -> dict:
     if not args.target:
         meters["postgres"] = Meter(postgres_pids) if not args.sqlite else Meter([])
     run = Run(args, ports, relay=False)
-    out = await play_run(args, run, games, meters)
+    out = await play_run(args, run, games, meters, sampler)
     out["setup_s"] = round(setup_s, 1)
     out["daphne_processes"] = len(server_pids)
     out["rate_limit"] = rate_limit(args) if not args.target else "as configured"
@@ -756,7 +851,11 @@ def show_logs(folder: Path, keep: str) -> None:
             print(f"== {log.name}", *lines[-60:], sep="\n", file=sys.stderr)
 
 
+T0 = [time.perf_counter()]   # the run's start: the RSS series' clock
+
+
 async def main_async(args) -> dict:
+    T0[0] = time.perf_counter()
     raise_fd_limit()
     result = {"params": {"games": args.games, "spectators": args.spectators, "think_s": args.think,
                          "warmup_s": args.warmup, "duration_s": args.duration, "daphnes": args.daphnes,
@@ -803,6 +902,11 @@ def main() -> None:
     parser.add_argument("--relay-only", action="store_true")
     parser.add_argument("--profile", default="", help="folder for py-spy profiles of the servers")
     parser.add_argument("--profile-idle", action="store_true", help="profiles include waiting threads")
+    parser.add_argument("--rss-every", type=float, default=30.0,
+                        help="seconds between samples of each server process's RSS (0: none)")
+    parser.add_argument("--memprobe", default="",
+                        help="folder: start Daphne through bench/memprobe.py, which writes what each "
+                             "process holds there (MEMPROBE_* in --server-env tune it)")
     parser.add_argument("--keep-logs", default="", help="copy the servers' logs to this folder")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--pretty", action="store_true")
