@@ -8,7 +8,12 @@ entry of a socket whose server process died expires after :data:`VIEWER_TTL_S`.
 Every Daphne process shares the counts through Redis.
 
 Presence is a convenience: when Redis fails, the functions log and return
-empty counts, and games go on.
+empty counts, and games go on.  No result may rest on what a Redis restart or
+failover erases: each game's hash of last sightings also holds ``epoch``, the
+time from which this Redis has known who is on that game (set by the first
+socket that refreshes after the data was lost).  Absence is measured from no
+earlier than that, and without it presence is unknown and nobody is absent
+(:func:`offline_s`).
 """
 
 from __future__ import annotations
@@ -27,6 +32,10 @@ log = logging.getLogger(__name__)
 
 #: Seconds an entry lives without a refresh.
 VIEWER_TTL_S = 60
+#: Seconds a game's last sightings are kept after the last refresh.
+SEEN_TTL_S = 30 * 86400
+#: The field of a game's sightings hash: since when this Redis has known the game's presence.
+EPOCH = "epoch"
 #: Redis connections of one process's presence client (50 ran dry when 1,500 sockets of a
 #: process connected within seconds, docs/performance.md).
 PRESENCE_MAX_CONNECTIONS = 200
@@ -82,7 +91,8 @@ async def refresh(game_id: str, channel_name: str, role: str) -> None:
         pipe.expire(_key(game_id), VIEWER_TTL_S * 2)
         if role in ("B", "W"):
             pipe.hset(_seen_key(game_id), role, now)
-            pipe.expire(_seen_key(game_id), 30 * 86400)
+        pipe.hsetnx(_seen_key(game_id), EPOCH, now)
+        pipe.expire(_seen_key(game_id), SEEN_TTL_S)
         await pipe.execute()
     except (redis.RedisError, OSError) as exc:
         log.warning("presence unavailable: %s", exc)
@@ -105,6 +115,8 @@ async def leave(game_id: str, channel_name: str, role: str) -> dict:
         pipe = _client().pipeline(transaction=True)
         if role in ("B", "W"):
             pipe.hset(_seen_key(game_id), role, time.time())
+        pipe.hsetnx(_seen_key(game_id), EPOCH, time.time())
+        pipe.expire(_seen_key(game_id), SEEN_TTL_S)
         pipe.zrem(_key(game_id), f"{role}:{channel_name}")
         pipe.zrangebyscore(_key(game_id), time.time(), "+inf")
         members = (await pipe.execute())[-1]
@@ -127,23 +139,26 @@ def offline_s(game_id: str, seat: str, since: float) -> float:
 
     Measured from the last time a socket of that seat was seen (opened,
     pinged or closed); a seat never seen is measured from ``since`` (Unix
-    seconds, e.g. the start of the turn).  A socket whose server died counts
-    as open until its entry expires (:data:`VIEWER_TTL_S`), and is measured
-    from its last ping.  Synchronous, for the actions (claims).  Raises
+    seconds, e.g. the start of the turn); and never from before the game's
+    presence ``epoch`` (see the module docstring): 0 when this Redis has no
+    record of the game's presence at all (restarted, failed over, flushed:
+    unknown, so nobody is absent).  A socket whose server died counts as open
+    until its entry expires (:data:`VIEWER_TTL_S`), and is measured from its
+    last ping.  Synchronous, for the actions (claims).  Raises
     :class:`PresenceUnavailable` when Redis fails.
     """
     now = time.time()
     try:
         pipe = _sync().pipeline(transaction=False)
         pipe.zrangebyscore(_key(game_id), now, "+inf")
-        pipe.hget(_seen_key(game_id), seat)
-        members, seen = pipe.execute()
+        pipe.hmget(_seen_key(game_id), [seat, EPOCH])
+        members, (seen, epoch) = pipe.execute()
     except (redis.RedisError, OSError) as exc:
         raise PresenceUnavailable(str(exc)) from None
-    if _counts(members)["online"][seat]:
+    if epoch is None or _counts(members)["online"][seat]:
         return 0.0
     last = float(seen) if seen is not None else since
-    return max(0.0, now - max(last, since))
+    return max(0.0, now - max(last, since, float(epoch)))
 
 
 def spectator_counts(game_ids: list[str]) -> dict[str, int]:

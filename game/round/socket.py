@@ -293,8 +293,12 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
 
     def resync(self) -> None:
         """The hub may have missed events (:meth:`game.round.fanout.Member.resync`): send a
-        snapshot (after any snapshot on its way, which may have been read before)."""
+        snapshot (after any snapshot on its way, which may have been read before).  Redis may
+        also have lost this socket's presence (a restart): it is written again at once, not at
+        the page's next ping."""
         in_background(self._resync())
+        if self.entered:
+            in_background(presence.refresh(self.game_id, self.channel_name, self.role))
 
     async def _resync(self) -> None:
         try:
