@@ -52,6 +52,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
+import http.client
 import http.cookiejar
 import ipaddress
 import json
@@ -262,13 +264,28 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
-class Visitor:
-    """One browser for the HTTP pages: cookies, CSRF token, no redirects followed."""
+class _SourceHTTPHandler(urllib.request.HTTPHandler):
+    """Connections from a chosen loopback address (127.0.0.2, ...): another client address."""
 
-    def __init__(self, base: str):
+    def __init__(self, source: str):
+        super().__init__()
+        self.source = source
+
+    def http_open(self, req):
+        return self.do_open(functools.partial(http.client.HTTPConnection, source_address=(self.source, 0)), req)
+
+
+class Visitor:
+    """One browser for the HTTP pages: cookies, CSRF token, no redirects followed; with
+    ``source``, its connections come from that loopback address."""
+
+    def __init__(self, base: str, source: str | None = None):
         self.base = base
         self.jar = http.cookiejar.CookieJar()
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar), _NoRedirect)
+        handlers = [urllib.request.HTTPCookieProcessor(self.jar), _NoRedirect]
+        if source:
+            handlers.append(_SourceHTTPHandler(source))
+        self.opener = urllib.request.build_opener(*handlers)
 
     def get(self, path: str) -> str:
         with self.opener.open(self.base + path, timeout=30) as response:
@@ -291,19 +308,41 @@ class Visitor:
         return "; ".join(f"{c.name}={c.value}" for c in self.jar)
 
 
-def make_game(bases: list[str], index: int, spectators: int, time_control: str) -> dict:
+SETUP_ATTEMPTS = 5
+#: Server errors met while creating the games (each followed by a fresh attempt), by status and step.
+SETUP_FAILURES: dict[str, int] = {}
+
+
+def make_game(bases: list[str], index: int, spectators: int, time_control: str,
+              source: str | None = None) -> dict:
+    """:func:`make_game_once`, started over (a new game) after a server error, at most
+    :data:`SETUP_ATTEMPTS` times; the errors are counted in :data:`SETUP_FAILURES`."""
+    for attempt in range(SETUP_ATTEMPTS):
+        try:
+            return make_game_once(bases, index, spectators, time_control, source)
+        except urllib.error.HTTPError as exc:
+            if exc.code < 500 or attempt == SETUP_ATTEMPTS - 1:
+                raise
+            key = f"{exc.code} {urllib.parse.urlparse(exc.url).path.split('/')[-1] or '/'}"
+            SETUP_FAILURES[key] = SETUP_FAILURES.get(key, 0) + 1
+            time.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def make_game_once(bases: list[str], index: int, spectators: int, time_control: str,
+                   source: str | None = None) -> dict:
     """Create one game through the pages; return its id and the three kinds of cookies."""
     pick = lambda k: bases[(index * (2 + spectators) + k) % len(bases)]  # noqa: E731
-    creator = Visitor(pick(0))
+    creator = Visitor(pick(0), source)
     creator.get("/")
     location = creator.post("/", {"name": f"b{index}", "color": "B", "time_control": time_control})
     game_id = re.search(r"/g/([a-z0-9]+)/", location).group(1)
-    joiner = Visitor(pick(1))
+    joiner = Visitor(pick(1), source)
     joiner.get(f"/g/{game_id}/")
     joiner.post(f"/g/{game_id}/join", {"name": f"w{index}"})
     watchers = []
     for k in range(spectators):
-        watcher = Visitor(pick(2 + k))
+        watcher = Visitor(pick(2 + k), source)
         watcher.get(f"/g/{game_id}/")
         watchers.append(watcher.cookie())
     return {"id": game_id, "B": creator.cookie(), "W": joiner.cookie(), "S": watchers}
@@ -802,12 +841,15 @@ async def site_phase(args, stack: ExitStack, tmp: Path) -> dict:
                    for i in range(args.games)]
         games = await asyncio.wait_for(asyncio.gather(*futures), SETUP_LIMIT_S)
     setup_s = time.perf_counter() - t0
+    if SETUP_FAILURES:
+        print("setup server errors (games started over):", SETUP_FAILURES, file=sys.stderr, flush=True)
     meters = {"server": Meter(server_pids), **extra, "client": Meter([os.getpid()])}
     if not args.target:
         meters["postgres"] = Meter(postgres_pids) if not args.sqlite else Meter([])
     run = Run(args, ports, relay=False)
     out = await play_run(args, run, games, meters, sampler)
     out["setup_s"] = round(setup_s, 1)
+    out["setup_server_errors"] = dict(SETUP_FAILURES)
     out["daphne_processes"] = len(server_pids)
     out["rate_limit"] = rate_limit(args) if not args.target else "as configured"
     out["database"] = "target" if args.target else ("sqlite" if args.sqlite else "postgresql")
