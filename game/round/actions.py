@@ -124,7 +124,7 @@ def join_game(game_id: str, player_id: str, name: str) -> Progress:
 
 
 def play_move(game_id: str, player_id: str | None, text: str, v: int,
-              now: datetime | None = None) -> Progress:
+              now: datetime | None = None, arrived_at: datetime | None = None) -> Progress:
     """Play ``text`` (full or unambiguous short form, ``docs/rules.md`` "Notation in") for the
     seat ``player_id`` holds.
 
@@ -133,12 +133,15 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int,
     The move is stored as ply ``game.ply + 1`` (unique per game) and the game
     row is updated conditionally on its version, so two racing submissions
     never both land.  Returns the ``move`` event (with the game's end when the
-    move decided it).  In a timed game the mover is charged the time since
-    the turn started (``now``, default the current time) and gets the
-    increment; a move that comes after the side to move ran out of time is
-    not played: the game ends on time instead and the ``update`` event
-    ``flagged`` (or ``aborted``, for a live game's first move not made in
-    time) is returned.  A pending draw offer of the opponent is declined.
+    move decided it).  In a timed game the mover is charged the time from the
+    start of the turn to ``arrived_at``, when the move reached the server
+    (default ``now``), and gets the increment; the opponent's turn starts at
+    ``now``, when the move is played (default the current time), so the time
+    the server took is charged to nobody.  A move that arrived after the side
+    to move ran out of time is not played: the game ends on time instead and
+    the ``update`` event ``flagged`` (or ``aborted``, for a live game's first
+    move not made in time) is returned.  A pending draw offer of the opponent
+    is declined.
 
     Raises :class:`ActionError`: ``no_such_game``, ``not_seated``,
     ``not_started``, ``game_over``, ``bad_version``, ``stale``,
@@ -159,8 +162,9 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int,
             if v < game.position_version:
                 raise ActionError("stale", "Your board was out of date; it has been refreshed.")
             now = now or timezone.now()
+            arrived_at = min(arrived_at or now, now)
             clock = game.clock
-            expiry = clock.expiry(now)
+            expiry = clock.expiry(arrived_at)
             if expiry:
                 return store_update(game, None, expiry_change(expiry))
             if game.turn is not seat:
@@ -173,7 +177,7 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int,
             store.insert_move(game, ply, str(move), fen)
             changes = {"fen": fen, "ply": ply, "no_progress": record.no_progress_plies,
                        "position_version": game.version + 1, "turn_started_at": now,
-                       **clock_fields(clock.after_move(now))}
+                       **clock_fields(clock.after_move(arrived_at))}
             if game.draw_offer_by not in (None, seat):
                 changes.update(drawer.declined(game, ply))
             if record.outcome is not None:

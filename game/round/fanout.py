@@ -44,7 +44,10 @@ from typing import Any, Protocol
 import redis
 import redis.asyncio
 from django.conf import settings
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
+from redis.retry import Retry
 
 from game.round.events import Event, publications, read_publication
 from game.sockets import in_background
@@ -57,6 +60,8 @@ JOIN_TIMEOUT_S = 5.0
 RETRY_S = 0.5
 #: Redis connections of one process for publishing.
 PUBLISH_MAX_CONNECTIONS = 50
+#: The name the publishing connections give themselves (``CLIENT LIST``).
+PUBLISH_CLIENT_NAME = "checkers-publish"
 
 
 class Unavailable(Exception):
@@ -103,9 +108,13 @@ class Hub:
         self.subscriptions = 0
         self.subscribed = asyncio.Event()
         self.prefix = _prefix()
+        # A pooled connection that Redis closed (a restart, a failover) fails its next command:
+        # the command is retried at once on a new connection, so the first publish after a
+        # restart is not left to the republish half a second later.
         pool = redis.asyncio.BlockingConnectionPool.from_url(
             url, max_connections=PUBLISH_MAX_CONNECTIONS, timeout=2,
-            socket_timeout=5, socket_connect_timeout=5)
+            socket_timeout=5, socket_connect_timeout=5, client_name=PUBLISH_CLIENT_NAME,
+            retry=AsyncRetry(NoBackoff(), 1))
         self.client = redis.asyncio.Redis(connection_pool=pool)
         self.reader: asyncio.Task | None = None
 
@@ -231,7 +240,8 @@ def _publish_sync(game_id: str, texts: list[str]) -> None:
     global _sync_client
     if _sync_client is None:
         _sync_client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=5,
-                                            socket_connect_timeout=5)
+                                            socket_connect_timeout=5, client_name=PUBLISH_CLIENT_NAME,
+                                            retry=Retry(NoBackoff(), 1))
     try:
         pipe = _sync_client.pipeline(transaction=False)
         for text in texts:

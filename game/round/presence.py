@@ -27,6 +27,9 @@ from typing import Any
 import redis
 import redis.asyncio
 from django.conf import settings
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 log = logging.getLogger(__name__)
 
@@ -64,9 +67,11 @@ def _client() -> redis.asyncio.Redis:
     if client is None:
         # A burst of sockets connecting together waits for a free connection (up to 2 s)
         # instead of failing beyond the pool's size.
+        # After a Redis restart a pooled connection fails its next command once: retried at once
+        # on a new connection (every presence command is safe to run twice).
         pool = redis.asyncio.BlockingConnectionPool.from_url(
             settings.REDIS_URL, max_connections=PRESENCE_MAX_CONNECTIONS, timeout=2,
-            socket_timeout=2, socket_connect_timeout=2)
+            socket_timeout=2, socket_connect_timeout=2, retry=AsyncRetry(NoBackoff(), 1))
         client = _async_clients[loop] = redis.asyncio.Redis(connection_pool=pool)
     return client
 
@@ -130,7 +135,7 @@ def _sync() -> redis.Redis:
     global _sync_client
     if _sync_client is None:
         _sync_client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2,
-                                            socket_connect_timeout=2)
+                                            socket_connect_timeout=2, retry=Retry(NoBackoff(), 1))
     return _sync_client
 
 

@@ -3,6 +3,8 @@ swapped) or declines."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from game.models import Game
 from game.round.actions import start_game
 from game.round.errors import ActionError
@@ -10,10 +12,11 @@ from game.round.progress import Change, Progress, act
 from game.rules import Color
 
 
-def offer_rematch(game_id: str, player_id: str | None) -> Progress:
+def offer_rematch(game_id: str, player_id: str | None, now: datetime | None = None) -> Progress:
     """Propose a rematch after the game; if the opponent proposed one already, start it.
 
-    The rematch has the colours swapped; ``state.next_game`` carries its id.
+    The rematch has the colours swapped; ``state.next_game`` carries its id.  ``now`` is taken
+    for the actions' common signature; a finished game has no clock to charge.
     Raises :class:`ActionError`: ``no_such_game``, ``not_seated``,
     ``not_over`` (the game goes on, or nobody joined it), ``offer_pending``, ``rematch_started``.
     """
@@ -35,11 +38,11 @@ def offer_rematch(game_id: str, player_id: str | None) -> Progress:
                              time_control=game.time_control)
         return Change("rematch_started", {"rematch_offer": "", "next_game": rematch})
 
-    return act(game_id, player_id, decide)
+    return act(game_id, player_id, decide, now)
 
 
-def decline_rematch(game_id: str, player_id: str | None) -> Progress:
-    """Decline the opponent's rematch proposal.
+def decline_rematch(game_id: str, player_id: str | None, now: datetime | None = None) -> Progress:
+    """Decline the opponent's rematch proposal (``now``: as for :func:`offer_rematch`).
 
     Raises :class:`ActionError`: ``no_such_game``, ``not_seated``, ``no_offer``.
     """
@@ -50,4 +53,4 @@ def decline_rematch(game_id: str, player_id: str | None) -> Progress:
             raise ActionError("no_offer", "There is no rematch proposal from your opponent.")
         return Change("rematch_declined", {"rematch_offer": ""})
 
-    return act(game_id, player_id, decide)
+    return act(game_id, player_id, decide, now)

@@ -147,3 +147,31 @@ async def test_a_snapshot_never_follows_a_newer_event(alice, bob, carol):
             break
     for comm in (a, b, c):
         await comm.disconnect()
+
+
+def kill_publishing_connections() -> int:
+    """Close every connection the hub publishes on, as a Redis restart does to a pool's idle ones."""
+    admin = redis.Redis.from_url(settings.REDIS_URL)
+    try:
+        return sum(admin.client_kill_filter(_id=client["id"]) for client in admin.client_list()
+                   if client.get("name") == fanout.PUBLISH_CLIENT_NAME)
+    finally:
+        admin.close()
+
+
+async def test_the_first_publish_after_its_connections_died_is_not_late(alice, bob):
+    """A pooled publishing connection that Redis closed (a restart) is replaced at once: the
+    opponent gets the move without waiting for the republish 0.5 s later."""
+    game_id = await start_game(alice, bob)
+    a, snap = await alice.connect(game_id)
+    b, _ = await bob.connect(game_id)
+    await a.send_json_to({"type": "move", "move": "11-15", "v": snap["v"]})
+    assert (await recv(a))["move"] == (await recv(b))["move"] == "11-15"
+    assert await asyncio.to_thread(kill_publishing_connections) >= 1
+    started = asyncio.get_running_loop().time()
+    await b.send_json_to({"type": "move", "move": "22-18", "v": snap["v"] + 1})
+    event = await recv(a)
+    assert event["move"] == "22-18"
+    assert asyncio.get_running_loop().time() - started < 0.4
+    for comm in (a, b):
+        await comm.disconnect()
