@@ -7,6 +7,9 @@ and is stopped when the test ends.
 from __future__ import annotations
 
 import os
+import pwd
+import re
+import resource
 import signal
 import socket
 import subprocess
@@ -44,10 +47,11 @@ def wait_for_port(port: int, proc: subprocess.Popen | None = None, timeout_s: fl
 class Process:
     """A server process started from ``command()``, with its output in ``log_path``."""
 
-    def __init__(self, log_path: Path, env: dict | None = None):
+    def __init__(self, log_path: Path, env: dict | None = None, nofile: int | None = None):
         self.port = free_port()
         self.log_path = log_path
         self.env = env
+        self.nofile = nofile
         self.proc: subprocess.Popen | None = None
 
     def command(self) -> list[str]:
@@ -56,8 +60,16 @@ class Process:
     def start(self) -> None:
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(self.command(), cwd=ROOT, env=self.env, stdout=log,
-                                         stderr=subprocess.STDOUT)
+                                         stderr=subprocess.STDOUT,
+                                         preexec_fn=self._limits if self.nofile is not None else None)
         wait_for_port(self.port, self.proc)
+
+    def _limits(self) -> None:
+        """In the child before exec: ``nofile`` as its soft limit of open files (when set), as a
+        server started from a usual shell has (1,024)."""
+        if self.nofile is not None:
+            hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+            resource.setrlimit(resource.RLIMIT_NOFILE, (self.nofile, hard))
 
     def kill(self) -> None:
         """Kill at once (SIGKILL), as a crash would."""
@@ -96,53 +108,63 @@ class Daphne(Process):
                 "checkers_site.asgi:application"]
 
 
-class Nginx(Process):
-    """nginx balancing HTTP and websockets round-robin over ``backends`` (ports), with the
-    upgrade headers websockets need; each response names its backend in ``X-Upstream``."""
+NGINX_CONF = ROOT / "deploy" / "nginx" / "checkers.conf"
 
-    def __init__(self, log_path: Path, backends: list[int]):
-        super().__init__(log_path)
+
+def render_nginx_conf(text: str, *, port: int, backends: list[int], prefix: Path, static_root: Path) -> str:
+    """The production nginx configuration (``deploy/nginx/checkers.conf``) with this machine's
+    places in it: ``backends`` as the upstream's servers (with the parameters of the file's first
+    server line), ``127.0.0.1:port`` as the listen address, ``static_root`` as the static files,
+    the pid, logs and temporary files under ``prefix``, one worker run as this user; and each response
+    names its backend in ``X-Upstream``.  Everything else (timeouts, limits, locations) is the
+    file's.  Raises ValueError when a line to replace is not found exactly once."""
+    def replace(pattern: str, repl: str, flags: int = re.M) -> None:
+        nonlocal text
+        text, count = re.subn(pattern, lambda _: repl, text, flags=flags)
+        if count != 1:
+            raise ValueError(f"{NGINX_CONF.name}: {pattern!r} matched {count} times, not once")
+
+    server_lines = re.findall(r"^ *server 127\.0\.0\.1:\d+( [^;]*)?;\n", text, flags=re.M)
+    if not server_lines:
+        raise ValueError(f"{NGINX_CONF.name}: no upstream server lines")
+    parameters = server_lines[0]
+    servers = "".join(f"        server 127.0.0.1:{p}{parameters};\n" for p in backends)
+    replace(r"(^ *server 127\.0\.0\.1:\d+( [^;]*)?;\n)+", servers)
+    # nginx started by root runs its workers as ``user``: the test's own user, who can read the
+    # test's files; otherwise the directive means nothing and is dropped.
+    replace(r"^user [^;]*;\n", f"user {pwd.getpwuid(os.geteuid()).pw_name};\n" if os.geteuid() == 0 else "")
+    replace(r"^worker_processes [^;]*;", "worker_processes 1;")
+    replace(r"^pid [^;]*;", f"pid {prefix}/nginx.pid;")
+    replace(r"^error_log [^;]*;", f"error_log {prefix}/nginx-error.log warn;")
+    replace(r"^( *)access_log /[^;]*;", f"    access_log {prefix}/nginx-access.log;")
+    temp = "".join(f"    {kind}_temp_path {prefix}/{kind};\n"
+                   for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    replace(r"^http \{\n", "http {\n" + temp)
+    replace(r"^( *)listen 80;", f"        listen 127.0.0.1:{port};\n"
+            "        add_header X-Upstream $upstream_addr always;")
+    replace(r"^( *)alias /srv/checkers/staticfiles/;", f"            alias {static_root}/;")
+    return text
+
+
+class Nginx(Process):
+    """nginx with the repository's production configuration (``deploy/nginx/checkers.conf``, see
+    :func:`render_nginx_conf`) in front of ``backends`` (Daphne ports), serving the collected
+    static files from ``static_root`` (default: ``static`` beside the log); each response names
+    its backend in ``X-Upstream``."""
+
+    def __init__(self, log_path: Path, backends: list[int], static_root: Path | None = None,
+                 nofile: int | None = None):
+        super().__init__(log_path, nofile=nofile)
         self.backends = backends
+        self.static_root = static_root or log_path.parent / "static"
         self.conf = log_path.parent / "nginx.conf"
 
     def command(self) -> list[str]:
         prefix = self.log_path.parent
-        servers = "\n".join(f"    server 127.0.0.1:{port} max_fails=0;" for port in self.backends)
-        self.conf.write_text(f"""
-daemon off;
-worker_processes 1;
-pid {prefix}/nginx.pid;
-error_log {prefix}/nginx-error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-  access_log off;
-  client_body_temp_path {prefix}/body;
-  proxy_temp_path {prefix}/proxy;
-  fastcgi_temp_path {prefix}/fastcgi;
-  uwsgi_temp_path {prefix}/uwsgi;
-  scgi_temp_path {prefix}/scgi;
-  map $http_upgrade $connection_upgrade {{ default upgrade; '' close; }}
-  upstream checkers {{
-{servers}
-  }}
-  server {{
-    listen 127.0.0.1:{self.port};
-    location / {{
-      proxy_pass http://checkers;
-      proxy_http_version 1.1;
-      proxy_set_header Upgrade $http_upgrade;
-      proxy_set_header Connection $connection_upgrade;
-      proxy_set_header Host $http_host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      proxy_set_header X-Forwarded-Proto $scheme;
-      proxy_read_timeout 120s;
-      proxy_next_upstream error timeout;
-      add_header X-Upstream $upstream_addr always;
-    }}
-  }}
-}}
-""")
-        return ["nginx", "-c", str(self.conf), "-p", str(prefix)]
+        self.conf.write_text(render_nginx_conf(NGINX_CONF.read_text(), port=self.port,
+                                               backends=self.backends, prefix=prefix,
+                                               static_root=self.static_root))
+        return ["nginx", "-c", str(self.conf), "-p", str(prefix), "-g", "daemon off;"]
 
 
 @contextmanager
