@@ -23,7 +23,9 @@ Two server processes may each run a search for the same game (two sockets on
 two processes); the version check lets only one move land.
 
 Settings: ``ENGINE_WORKERS`` (2), ``ENGINE_POOL`` (``process`` or
-``thread``), ``ENGINE_MAX_WAITING`` (8), ``COMPUTER_MIN_THINK_MS`` (400: the
+``thread``), ``ENGINE_MAX_WAITING`` (8) for the computer's own pool (the
+analysis board's is apart: ``ANALYSIS_WORKERS``, ``ANALYSIS_MAX_WAITING``),
+``COMPUTER_MIN_THINK_MS`` (400: the
 least time the computer takes over a move, so that its reply does not land
 before the player's own move has been drawn).
 """
@@ -42,7 +44,7 @@ from game import rules
 from game.computer.seat import level_of
 from game.engine import EngineBusy, EnginePool, levels
 from game.models import Game
-from game.round import actions, drawer, fanout, rematcher, store
+from game.round import actions, drawer, fanout, rematcher, store, turns
 from game.round.errors import ActionError
 from game.round.events import Event
 from game.rules import Color
@@ -65,18 +67,35 @@ MAX_STEPS = 400
 MAX_REFUSALS = 3
 
 _pool: EnginePool | None = None
+_analysis_pool: EnginePool | None = None
 _tasks: dict[str, asyncio.Task] = {}
 _again: set[str] = set()
 
 
 def engine_pool() -> EnginePool:
-    """The process-wide engine pool, built from the settings on first use."""
+    """The computer's engine pool (one per process), built from the settings on first use.
+
+    Only the computer's own searches (its moves, its answers to draw offers) run here: the
+    analysis board has a pool of its own (:func:`analysis_pool`), so however many searches it
+    is asked for, the computer's moves never wait behind them.
+    """
     global _pool
     if _pool is None:
         _pool = EnginePool(workers=getattr(settings, "ENGINE_WORKERS", 2),
                            kind=getattr(settings, "ENGINE_POOL", "process"),
                            max_waiting=getattr(settings, "ENGINE_MAX_WAITING", 8))
     return _pool
+
+
+def analysis_pool() -> EnginePool:
+    """The analysis board's engine pool (one per process): ``ANALYSIS_WORKERS`` workers and a
+    waiting line of ``ANALYSIS_MAX_WAITING``, beyond which the board answers ``busy``."""
+    global _analysis_pool
+    if _analysis_pool is None:
+        _analysis_pool = EnginePool(workers=getattr(settings, "ANALYSIS_WORKERS", 1),
+                                    kind=getattr(settings, "ENGINE_POOL", "process"),
+                                    max_waiting=getattr(settings, "ANALYSIS_MAX_WAITING", 2))
+    return _analysis_pool
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,13 +211,13 @@ async def _carry_out(game_id: str, job: Job) -> list[Event]:
     """Do ``job``; return the events to publish. Raises :class:`ActionError` when refused."""
     pool = engine_pool()
     if job.kind == "rematch":
-        progress = await in_db_thread(rematcher.offer_rematch)(game_id, job.bot)
+        progress = await turns.run(game_id, rematcher.offer_rematch, job.bot)
         return progress.events
     if job.kind == "draw":
         score = await pool.run(levels.draw_score, job.fen, DRAW_THINK_MS, list(job.history), job.no_progress)
         turn = rules.Position.from_fen(job.fen).turn
         mine = score if turn is job.seat else -score
-        progress = await in_db_thread(drawer.answer_draw)(game_id, job.bot, accept=accepts_draw(job.fen, mine))
+        progress = await turns.run(game_id, drawer.answer_draw, job.bot, accept=accepts_draw(job.fen, mine))
         return progress.events
     started = time.monotonic()
     choice = await pool.run(levels.play, job.fen, job.level, list(job.history), job.no_progress,
@@ -206,7 +225,7 @@ async def _carry_out(game_id: str, job: Job) -> list[Event]:
     wait = getattr(settings, "COMPUTER_MIN_THINK_MS", 400) / 1000 - (time.monotonic() - started)
     if wait > 0:
         await asyncio.sleep(wait)
-    progress = await in_db_thread(actions.play_move)(game_id, job.bot, choice["move"], job.v)
+    progress = await turns.run(game_id, actions.play_move, job.bot, choice["move"], job.v)
     return progress.events
 
 

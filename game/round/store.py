@@ -14,9 +14,12 @@ The rules' record of a stored game is rebuilt here too (:func:`current_record`,
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, OperationalError, connections
 from django.db.models import Field
 from django.db.transaction import TransactionManagementError
 from django.utils import timezone
@@ -24,6 +27,12 @@ from django.utils import timezone
 from game import rules
 from game.models import Game, Move
 from game.round.errors import ActionError, no_such_game
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+#: PostgreSQL's SQLSTATE for a lock that ``NOWAIT`` could not take.
+LOCK_NOT_AVAILABLE = "55P03"
 
 
 class _MovePathSql:
@@ -47,6 +56,8 @@ class _MovePathSql:
             f"SELECT {', '.join(qn(f.column) for f in fields)} FROM {self.game_table}"
             f" WHERE {self.game_pk_column} = %s"
             + (" FOR UPDATE" if conn.features.has_select_for_update else ""))
+        self.select_game_nowait = self.select_game + (
+            " NOWAIT" if conn.features.has_select_for_update_nowait else "")
         self.game_converters: list[tuple[int, list[Any], Any]] = []
         for index, f in enumerate(fields):
             col = f.get_col(meta.db_table)
@@ -94,13 +105,39 @@ def stored_id(game_id: object) -> str | None:
     return key
 
 
+class RowBusy(Exception):
+    """Another transaction holds the game's row: nothing was done, and the action may be tried
+    again.  Raised at once instead of waiting, inside :func:`without_waiting`, so that a database
+    thread never sits idle behind one game's lock while other games wait for a thread
+    (:func:`game.round.turns.run`)."""
+
+
+_not_waiting = threading.local()
+
+
+def without_waiting(func: Callable[P, R]) -> Callable[P, R]:
+    """``func`` with every row lock it takes through :func:`load_for_update` taken with ``NOWAIT``
+    (where the database has it): a held row raises :class:`RowBusy` at once."""
+    @functools.wraps(func)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        _not_waiting.on = True
+        try:
+            return func(*args, **kwargs)
+        finally:
+            _not_waiting.on = False
+
+    return call
+
+
 def load_for_update(game_id: object) -> Game:
     """The game ``game_id`` with its row locked until the transaction ends.
 
-    One ``SELECT ... FOR UPDATE`` read into a :class:`Game` as the ORM reads it (SQLite has no
-    row locks: there the transaction holds the database's write lock from its
+    One ``SELECT ... FOR UPDATE`` read into a :class:`Game` as the ORM reads it (SQLite has
+    no row locks: there the transaction holds the database's write lock from its
     ``BEGIN IMMEDIATE``).  Must run inside ``transaction.atomic()``; where rows lock, outside
-    one raises ``TransactionManagementError``.  Raises :class:`ActionError` ``no_such_game``
+    one raises ``TransactionManagementError``.  Within :func:`without_waiting` the lock is taken
+    ``NOWAIT`` and :class:`RowBusy` raised when another transaction holds the row (PostgreSQL).
+    Raises :class:`ActionError` ``no_such_game``
     when no game has that id, whatever the value: ``None``, a non-string (looked up as its
     ``str()``, as the ORM's ``pk=`` lookup does), text that no stored id can be (:func:`stored_id`).
     """
@@ -110,9 +147,15 @@ def load_for_update(game_id: object) -> Game:
     key = stored_id(game_id)
     if key is None:
         raise no_such_game()
-    with conn.cursor() as cursor:
-        cursor.execute(sql.select_game, [key])
-        row = cursor.fetchone()
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute(sql.select_game_nowait if getattr(_not_waiting, "on", False)
+                           else sql.select_game, [key])
+            row = cursor.fetchone()
+    except OperationalError as exc:
+        if getattr(exc.__cause__, "sqlstate", None) == LOCK_NOT_AVAILABLE:
+            raise RowBusy(key) from exc
+        raise
     if row is None:
         raise no_such_game()
     if sql.game_converters:
