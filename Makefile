@@ -26,7 +26,7 @@ migrate: install
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-1} $(PY) manage.py migrate --noinput
 
 run: install redis migrate
-	DJANGO_DEBUG=$${DJANGO_DEBUG:-1} $(VENV)/bin/daphne -b $(HOST) -p $(PORT) checkers_site.asgi:application
+	DJANGO_DEBUG=$${DJANGO_DEBUG:-1} $(PY) -m checkers_site.serve -b $(HOST) -p $(PORT) checkers_site.asgi:application
 
 # Everything: lint (unless SKIP_LINT=1, for a run that has just linted), then every test.
 test: install redis

@@ -101,11 +101,13 @@ class RedisServer(Process):
 
 
 class Daphne(Process):
-    """The site served by one Daphne process."""
+    """The site served by one Daphne process, started as in production (README.md, "Production"):
+    Daphne's command line with the site's websocket transport (``checkers_site.serve``), taking
+    the client's address from nginx's ``X-Forwarded-For``."""
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port),
-                "checkers_site.asgi:application"]
+        return [sys.executable, "-m", "checkers_site.serve", "--proxy-headers", "-b", "127.0.0.1",
+                "-p", str(self.port), "checkers_site.asgi:application"]
 
 
 NGINX_CONF = ROOT / "deploy" / "nginx" / "checkers.conf"
