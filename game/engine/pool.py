@@ -6,7 +6,9 @@ run at once and at most ``max_waiting`` more wait for a worker; beyond that
 :meth:`EnginePool.run` refuses at once with :class:`EngineBusy` rather than
 queueing without end. Workers are started with ``spawn``, so they never
 inherit a copy of a threaded server, and import only :mod:`game.engine`
-and :mod:`game.rules`.
+and :mod:`game.rules`. A worker whose parent process is gone (killed with
+SIGKILL, so it could not stop its workers) exits within
+:data:`PARENT_CHECK_S` seconds instead of living on as an orphan.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import asyncio
 import concurrent.futures
 import functools
 import multiprocessing
+import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, ParamSpec, TypeVar
@@ -24,6 +28,21 @@ __all__ = ["EngineBusy", "EnginePool"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
+
+
+#: Seconds between a worker's checks that the process that started it is still its parent.
+PARENT_CHECK_S = 0.5
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """Worker initializer: a daemon thread that ends the worker at once when ``parent_pid`` is no
+    longer its parent (the parent died and the worker was handed to another process)."""
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(PARENT_CHECK_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="engine-parent-watch", daemon=True).start()
 
 
 class EngineBusy(Exception):
@@ -62,7 +81,8 @@ class EnginePool:
             if self._executor is None:
                 if self.kind == "process":
                     self._executor = concurrent.futures.ProcessPoolExecutor(
-                        max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
+                        max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
+                        initializer=_watch_parent, initargs=(os.getpid(),))
                 else:
                     self._executor = concurrent.futures.ThreadPoolExecutor(
                         max_workers=self.workers, thread_name_prefix="engine")
