@@ -393,6 +393,7 @@ class Run:
         self.all_connected = asyncio.Event()
         self.expected_sockets = 0
         self.connect_gate = asyncio.Semaphore(args.connect_concurrency)
+        self.local_addr: str | None = None              # the clients' loopback address, if not the default
         self.rng = random.Random(args.seed)
 
     def think(self, first: bool) -> float:
@@ -436,7 +437,8 @@ class Sock:
                 async with self.run.connect_gate:
                     ws = await connect(uri, origin=f"http://127.0.0.1:{self.port}", open_timeout=60,
                                        additional_headers={"Cookie": self.cookie} if self.cookie else None,
-                                       max_size=2**22, compression=None, ping_interval=None)
+                                       max_size=2**22, compression=None, ping_interval=None,
+                                       **({"local_addr": (self.run.local_addr, 0)} if self.run.local_addr else {}))
                 self.ws = ws
                 if self.run.relay:
                     self.mark_connected()
@@ -761,7 +763,8 @@ def start_site(args, stack: ExitStack, tmp: Path) -> tuple[list[int], list[int],
     database_url = stack.enter_context(server_database(tmp))
     env = site_env(database_url, redis_url, tmp / "static")
     env["LOG_LEVEL"] = "WARNING"
-    env["GAME_SOCKET_RATE_LIMIT"] = rate_limit(args)
+    if rate_limit(args) != "default":       # "default": the site's own setting
+        env["GAME_SOCKET_RATE_LIMIT"] = rate_limit(args)
     if args.memprobe:
         Path(args.memprobe).mkdir(parents=True, exist_ok=True)
         env["MEMPROBE_DIR"] = str(Path(args.memprobe).resolve())
@@ -932,7 +935,8 @@ def main() -> None:
     parser.add_argument("--target", default="", help="a running site (loopback only) instead of starting one")
     parser.add_argument("--pids", type=int, nargs="*", default=[], help="with --target: the server pids to meter")
     parser.add_argument("--time-control", default="untimed")
-    parser.add_argument("--rate-limit", default="", help="GAME_SOCKET_RATE_LIMIT of the started server")
+    parser.add_argument("--rate-limit", default="",
+                        help="GAME_SOCKET_RATE_LIMIT of the started server ('default': the site's setting)")
     parser.add_argument("--server-env", nargs="*", default=[], help="more KEY=VALUE for the server")
     parser.add_argument("--backlog", type=int, default=1024, help="Daphne's listen backlog")
     parser.add_argument("--connect-concurrency", type=int, default=500)
