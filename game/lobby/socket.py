@@ -240,21 +240,36 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json(error("no_session", "Your browser has no player id yet: reload the home page."))
             await self.close(code=CLOSE_NO_SESSION)
             return
-        joined = []
         try:
-            await self.channel_layer.group_add(player_group(self.player_id), self.channel_name)
-            joined.append(player_group(self.player_id))
-        except Exception as exc:  # noqa: BLE001 - other tabs' seeks then simply expire or get cancelled
-            log.warning("lobby: could not join the player's group: %s", exc)
-        for pool in POOLS:
-            try:
-                await self.channel_layer.group_add(pool_group(pool), self.channel_name)
-                joined.append(pool_group(pool))
-            except Exception as exc:  # noqa: BLE001 - counts are optional; seeking may still work
-                log.warning("lobby: could not join %s: %s", pool_group(pool), exc)
-        self.joined = tuple(joined)
-        await self.send_counts()
+            await self.join(player_group(self.player_id))
+            for pool in POOLS:
+                await self.join(pool_group(pool))
+            await self.send_counts()
+        except BaseException:
+            # The page went away while this socket connected (a quick reload: sending to it
+            # raised, or the server cancelled the consumer): channels will not call disconnect,
+            # so the groups joined so far are left here, or this channel would stay in them.
+            await self.leave_groups()
+            raise
         self.ticker = asyncio.create_task(self.tick())
+
+    async def join(self, group: str) -> None:
+        """Join a channel-layer group, remembered for :meth:`leave_groups`.  A failure is logged:
+        without the player's group other tabs' seeks simply expire or get cancelled, without a
+        pool's group its counts are not pushed; seeking still works."""
+        try:
+            await self.channel_layer.group_add(group, self.channel_name)
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            log.warning("lobby: could not join %s: %s", group, exc)
+            return
+        self.joined = (*self.joined, group)
+
+    async def leave_groups(self) -> None:
+        """Leave every group joined (errors ignored: the memberships then expire in Redis)."""
+        groups, self.joined = self.joined, ()
+        for group in groups:
+            with contextlib.suppress(Exception):
+                await self.channel_layer.group_discard(group, self.channel_name)
 
     async def disconnect(self, code):
         if self.ticker is not None:
@@ -270,9 +285,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                         request_count_push(seek.pool)
                     except MatchmakingUnavailable:
                         pass  # it expires by itself
-        for group in self.joined:
-            with contextlib.suppress(Exception):
-                await self.channel_layer.group_discard(group, self.channel_name)
+        await self.leave_groups()
 
     async def receive(self, text_data=None, bytes_data=None, **kwargs):
         if not await self.within_rate_limit():
