@@ -1,6 +1,7 @@
 """ASGI entry point: HTTP goes to Django, websockets to the game consumers.
 
-Websockets pass through ``SameOriginValidator`` (only the site's own origin,
+Websockets pass through ``HandshakeLog`` (a refused handshake is logged with its reason),
+``SameOriginValidator`` (only the site's own origin,
 scheme, host and port, may open a socket) and the session middleware (a seat belongs to a session).
 Not channels' auth middleware: no socket reads ``scope["user"]``, and resolving it cost every
 connect a hop to channels' single sync thread (docs/performance.md, "Live load").
@@ -16,14 +17,16 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.sessions import SessionMiddlewareStack  # noqa: E402
 
+from checkers_site.handshakes import HandshakeLog  # noqa: E402
 from checkers_site.origins import SameOriginValidator  # noqa: E402
 from game.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": SameOriginValidator(
+        # Every refused handshake is logged with its reason (checkers_site/handshakes.py).
+        "websocket": HandshakeLog(SameOriginValidator(
             SessionMiddlewareStack(URLRouter(websocket_urlpatterns))  # type: ignore[arg-type]
-        ),
+        )),
     }
 )

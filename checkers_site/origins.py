@@ -14,6 +14,8 @@ from channels.security.websocket import WebsocketDenier
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
+from checkers_site.handshakes import shown
+
 
 def origin_allowed(origin: str | None, host: str | None) -> bool:
     """True when ``origin`` (the Origin header) is this site's own or a trusted one.
@@ -53,5 +55,13 @@ class SameOriginValidator:
             origin = headers.get(b"origin", b"").decode("latin1") or None
             host = headers.get(b"host", b"").decode("latin1") or None
             if not origin_allowed(origin, host):
-                return await _Denier()(scope, receive, send)
+                reason = f"origin {shown(origin or '')} not allowed for host {shown(host or '')}"
+
+                async def send_refusal(message):
+                    # The reason is for checkers_site.handshakes' log line; Daphne ignores it.
+                    if message["type"] == "websocket.close":
+                        message = {**message, "reason": reason}
+                    await send(message)
+
+                return await _Denier()(scope, receive, send_refusal)
         return await self.application(scope, receive, send)

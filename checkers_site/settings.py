@@ -22,9 +22,15 @@ Environment variables:
 ``MATCHMAKING_PREFIX``      key prefix of the seek pools (default ``mm``).
 ``MATCHMAKING_SEEK_TTL``    seconds a seek lives once its socket stops refreshing it (default 10).
 ``MATCHMAKING_HEARTBEAT``   seconds between refreshes (default 3; at most a third of the TTL).
-``ENGINE_WORKERS``          engine worker processes, searches running at once (default 2).
+``ENGINE_WORKERS``          the computer's engine worker processes, searches running at once (default 2).
 ``ENGINE_POOL``             ``process`` (default) or ``thread``.
-``ENGINE_MAX_WAITING``      searches that may wait for a worker before the engine says busy (8).
+``ENGINE_MAX_WAITING``      the computer's searches that may wait for a worker (8).
+``ANALYSIS_WORKERS``        the analysis board's own engine workers (default 1).
+``ANALYSIS_MAX_WAITING``    analysis searches that may wait before the board answers busy (2).
+``GAME_SOCKETS_PER_SESSION``, ``GAME_SOCKETS_PER_ADDRESS`` game sockets open at once (16, 256).
+``GAME_SESSION_RATE_LIMIT`` messages of all of a session's game sockets (``40/second;900/minute``).
+``ANALYSIS_RATE_LIMIT_SESSION``, ``ANALYSIS_RATE_LIMIT_ADDRESS``, ``GAME_CREATE_RATE_LIMIT_SESSION``,
+``GAME_CREATE_RATE_LIMIT_ADDRESS``  HTTP limits on searches and new games (README).
 ``COMPUTER_MIN_THINK_MS``   the least time the computer takes over a move (default 400).
 ``GAME_DB_THREADS``         threads running the game sockets' database work, per process (default 8).
 """
@@ -170,12 +176,29 @@ GAME_DB_THREADS = env.int("GAME_DB_THREADS", default=8)
 
 #: Messages one game socket may send (limits' notation); more are refused with ``rate_limited``.
 GAME_SOCKET_RATE_LIMIT = env("GAME_SOCKET_RATE_LIMIT", default="30/second;600/minute")
+#: Messages all the game sockets of one session on one server process may send together; empty: no limit.
+GAME_SESSION_RATE_LIMIT = env("GAME_SESSION_RATE_LIMIT", default="40/second;900/minute")
+#: Game sockets one session, and one client address, may hold open across every server process
+#: (counted in Redis, game/round/admission.py); more are closed with code 4429. 0: no limit.
+GAME_SOCKETS_PER_SESSION = env.int("GAME_SOCKETS_PER_SESSION", default=16)
+GAME_SOCKETS_PER_ADDRESS = env.int("GAME_SOCKETS_PER_ADDRESS", default=256)
 
-# The engine (game/engine, game/computer_play.py): searches for the computer and the analysis
-# board run in ENGINE_WORKERS worker processes (or threads), ENGINE_MAX_WAITING more may queue.
+# HTTP requests that cost the server (game/http_limits.py), limits' notation, counted in Redis per
+# session and per client address; more are answered 429. Empty: no limit.
+ANALYSIS_RATE_LIMIT_SESSION = env("ANALYSIS_RATE_LIMIT_SESSION", default="30/minute;300/hour")
+ANALYSIS_RATE_LIMIT_ADDRESS = env("ANALYSIS_RATE_LIMIT_ADDRESS", default="120/minute")
+GAME_CREATE_RATE_LIMIT_SESSION = env("GAME_CREATE_RATE_LIMIT_SESSION", default="10/minute;60/hour")
+GAME_CREATE_RATE_LIMIT_ADDRESS = env("GAME_CREATE_RATE_LIMIT_ADDRESS", default="60/minute;600/hour")
+
+# The engine (game/engine, game/computer/player.py): the computer's searches run in ENGINE_WORKERS
+# worker processes (or threads), ENGINE_MAX_WAITING more may queue; the analysis board's run in
+# a pool of their own, ANALYSIS_WORKERS workers and ANALYSIS_MAX_WAITING waiting, so analysis
+# never takes the computer's workers.
 ENGINE_WORKERS = env.int("ENGINE_WORKERS", default=2)
 ENGINE_POOL = env("ENGINE_POOL", default="process")
 ENGINE_MAX_WAITING = env.int("ENGINE_MAX_WAITING", default=8)
+ANALYSIS_WORKERS = env.int("ANALYSIS_WORKERS", default=1)
+ANALYSIS_MAX_WAITING = env.int("ANALYSIS_MAX_WAITING", default=2)
 #: The least time (ms) the computer takes over a move.
 COMPUTER_MIN_THINK_MS = env.int("COMPUTER_MIN_THINK_MS", default=400)
 

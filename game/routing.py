@@ -21,7 +21,7 @@ class NoRouteConsumer(AsyncWebsocketConsumer):
 
     async def connect(self):
         await self.accept()
-        await self.close(code=CLOSE_NO_SUCH_GAME)
+        await self.close(code=CLOSE_NO_SUCH_GAME, reason="no route for this path")
 
 
 websocket_urlpatterns = [

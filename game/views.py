@@ -9,6 +9,7 @@ from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from game import http_limits
 from game.forms import JoinForm, NewGameForm
 from game.lobby.pairing import POOLS
 from game.models import Game
@@ -26,7 +27,8 @@ def player_id(request) -> str:
 
 
 def home(request):
-    """GET: the home page with the new-game form.  POST: create the game and go to it.
+    """GET: the home page with the new-game form.  POST: create the game and go to it (429 over
+    the new-game limits, :mod:`game.http_limits`).
 
     Every visit makes sure the session has a player id: the lobby socket ("Play online") needs one.
     """
@@ -34,6 +36,10 @@ def home(request):
     if request.method == "POST":
         form = NewGameForm(request.POST)
         if form.is_valid():
+            wait = http_limits.retry_after(http_limits.GAME_CREATE, player_id(request),
+                                           http_limits.client_address(request))
+            if wait is not None:
+                return http_limits.page_refusal(wait)
             name = form.cleaned_data["name"]
             request.session["name"] = name
             game = actions.create_game(player_id(request), name, form.cleaned_data["color"],

@@ -9,26 +9,28 @@
   the analysis board to step through (404 ``no_such_game`` when there is none).
 - ``POST /analysis/search`` (JSON ``{"fen": str, "time_ms": int}``, CSRF
   token in ``X-CSRFToken``): the engine's best move, score and line, searched
-  in the engine pool within at most :data:`~game.engine.ANALYSIS_MAX_MS`.
+  in the analysis board's own engine pool (never the computer's) within at most
+  :data:`~game.engine.ANALYSIS_MAX_MS`.
 
 JSON errors are ``{"error": code, "message": text}`` with status 400
 (``bad_fen``, ``malformed_move``, ``illegal_move``, ``ambiguous_move``,
-``bad_request``, ``bad_time``), 403 (``in_game``), 404 (``no_such_game``) or 503
-(``busy``). See ``docs/protocol.md``.
+``bad_request``, ``bad_time``), 403 (``in_game``), 404 (``no_such_game``), 429
+(``rate_limited``: :mod:`game.http_limits`) or 503 (``busy``). See ``docs/protocol.md``.
 """
 
 from __future__ import annotations
 
 import json
 
+from asgiref.sync import sync_to_async
 from django import forms
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from game import rules
+from game import http_limits, rules
 from game.computer import seat as computer_seat
-from game.computer.player import engine_pool
+from game.computer.player import analysis_pool
 from game.engine import ANALYSIS_MAX_MS, LEVELS, EngineBusy, levels
 from game.forms import NameField
 from game.models import Game, Move, is_game_id
@@ -54,7 +56,8 @@ class ComputerGameForm(forms.Form):
 
 @require_POST
 def play_computer(request):
-    """Start a game against the computer at the chosen level and colour, then show it.
+    """Start a game against the computer at the chosen level and colour, then show it (429 over
+    the new-game limits, :mod:`game.http_limits`).
 
     The name defaults to the one the session remembers (or "Guest"). An
     invalid form gets status 400 with the reasons.
@@ -63,6 +66,10 @@ def play_computer(request):
     if not form.is_valid():
         reasons = "; ".join(f"{field}: {' '.join(str(e) for e in errors)}" for field, errors in form.errors.items())
         return HttpResponse(f"Cannot start the game ({reasons}).", status=400, content_type="text/plain")
+    wait = http_limits.retry_after(http_limits.GAME_CREATE, player_id(request),
+                                   http_limits.client_address(request))
+    if wait is not None:
+        return http_limits.page_refusal(wait)
     name = form.cleaned_data["name"] or request.session.get("name") or "Guest"
     if form.cleaned_data["name"]:
         request.session["name"] = name
@@ -191,11 +198,15 @@ async def analysis_search(request):
     if not isinstance(time_ms, int) or isinstance(time_ms, bool) or not 1 <= time_ms <= ANALYSIS_MAX_MS:
         return _error("bad_time", f"time_ms must be a whole number of milliseconds from 1 to {ANALYSIS_MAX_MS}.")
     player = await request.session.aget("player_id")
+    wait = await sync_to_async(http_limits.retry_after, thread_sensitive=False)(
+        http_limits.ANALYSIS, player, http_limits.client_address(request))
+    if wait is not None:
+        return http_limits.json_refusal(wait)
     if await in_db_thread(reads.playing_against_a_person)(player):
         return _error("in_game", "You are playing a game: the engine opens again when it ends.",
                       status=403)
     try:
-        result = await engine_pool().run(levels.analyse, position.fen(), time_ms)
+        result = await analysis_pool().run(levels.analyse, position.fen(), time_ms)
     except EngineBusy:
         return _error("busy", "The engine is busy; try again in a moment.", status=503)
     return JsonResponse({"fen": position.fen(), "turn": position.turn.value, **result})

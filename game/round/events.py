@@ -309,6 +309,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "audience": {"spectators": int, "online": {"B": bool, "W": bool}, "game_v": (int, None)},
     "error": {"code": str, "message": str, "candidates?": [str]},
     "pong": {},
+    "synced": {"v": int},
 }
 
 

@@ -46,7 +46,13 @@ class PlayMove:
 
 @dataclass(frozen=True)
 class Sync:
-    """``{"type": "sync"}``: ask for a fresh snapshot."""
+    """``{"type": "sync"}``: ask for a fresh snapshot; ``{"type": "sync", "v": 14}``: unless the
+    game is still at version ``v`` (then ``{"type": "synced", "v": 14}`` is enough).
+
+    ``v`` is None when the client sent none.
+    """
+
+    v: int | None = None
 
 
 @dataclass(frozen=True)
@@ -105,7 +111,7 @@ def parse_client_message(data: dict[str, Any]) -> ClientMessage:
     if kind == "move":
         return PlayMove(move=_str_field(data, "move", MAX_MOVE_CHARS), v=_int_field(data, "v"))
     if kind == "sync":
-        return Sync()
+        return Sync(v=_int_field(data, "v") if "v" in data else None)
     if kind == "ping":
         return Ping()
     if kind == "clock_check":

@@ -25,7 +25,7 @@ from django.db import DatabaseError
 
 from game.computer import player as computer_player
 from game.computer.seat import has_computer
-from game.round import actions, claims, drawer, events, fanout, presence, reads, rematcher
+from game.round import actions, admission, claims, drawer, events, fanout, presence, reads, rematcher
 from game.round.errors import ActionError
 from game.round.progress import Progress
 from game.round.protocol import (
@@ -39,7 +39,7 @@ from game.round.protocol import (
     decode_frame,
     parse_client_message,
 )
-from game.sockets import RATE_LIMITED, RateLimited, in_background, in_db_thread
+from game.sockets import RATE_LIMITED, RateLimited, SocketRateLimit, in_background, in_db_thread
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,9 @@ ACTIONS: dict[str, Callable[[str, str | None], Progress]] = {
 CLOSE_NO_SUCH_GAME = 4404
 #: Close code sent when the game's events cannot be followed (Redis unreachable): reconnect.
 CLOSE_UNAVAILABLE = 4503
+#: Close code sent when the session or the client address already holds as many game sockets as it
+#: may (``GAME_SOCKETS_PER_SESSION``, ``GAME_SOCKETS_PER_ADDRESS``): close another tab first.
+CLOSE_TOO_MANY_SOCKETS = 4429
 #: A ``clock_check`` this many seconds before the server's own deadline is honoured (the page's
 #: countdown may run a little ahead).
 CLOCK_CHECK_LEAD_S = 1.0
@@ -99,6 +102,10 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     #: No channel-layer channel: game events come through :mod:`game.round.fanout`.
     channel_layer_alias = None  # type: ignore[assignment]  # channels reads None as "no layer"; its stubs say str
     limit: RateLimited | None = None
+    #: The limit shared by every socket of this session in the process (None: no session, or no limit).
+    session_limit: SocketRateLimit | None = None
+    #: This socket's entry in the per-session and per-address counts (None: not counted).
+    ticket: admission.Ticket | None = None
     role = "S"
     #: Events from the hub held while a snapshot is read and sent (None when none is).
     held: list[tuple[list[tuple[str, str]], dict[str, Any] | None]] | None = None
@@ -114,6 +121,17 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         session = self.scope.get("session")
         self.player_id = session.get("player_id") if session is not None else None
         self.snapshot_lock = asyncio.Lock()
+        client = self.scope.get("client")
+        self.ticket, over = await admission.admit(self.channel_name, self.player_id,
+                                                  client[0] if client else None)
+        if over is not None:
+            limit = (settings.GAME_SOCKETS_PER_SESSION if over == admission.OVER_SESSION
+                     else settings.GAME_SOCKETS_PER_ADDRESS)
+            await self.accept()  # then closed: a page seeing 4429 gives up instead of reconnecting
+            await self.close(code=CLOSE_TOO_MANY_SOCKETS, reason=f"{over} limit {limit} reached")
+            return
+        if self.player_id and settings.GAME_SESSION_RATE_LIMIT:
+            self.session_limit = admission.session_rates.enter(self.player_id, self)
         async with self.holding_events():
             try:
                 # Joined first: every event committed after the snapshot is read reaches this socket.
@@ -126,8 +144,11 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
                 # Accepted first: a handshake refused before accept reaches the page as a plain
                 # failure (HTTP 403), and the page would keep reconnecting instead of giving up.
                 await self.accept()
-                await self.close(code=CLOSE_NO_SUCH_GAME if isinstance(exc, ActionError)
-                                 else CLOSE_UNAVAILABLE)
+                if isinstance(exc, ActionError):
+                    await self.close(code=CLOSE_NO_SUCH_GAME, reason="no such game")
+                else:
+                    await self.close(code=CLOSE_UNAVAILABLE, reason="database unavailable"
+                                     if isinstance(exc, DatabaseError) else "game events unavailable")
                 return
             self.role = snapshot.you or "S"
             self.computer = has_computer(snapshot.state)
@@ -153,6 +174,10 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         if self.timer:
             self.timer.cancel()
+        if self.session_limit is not None and self.player_id:
+            admission.session_rates.leave(self.player_id, self)
+        if self.ticket is not None:
+            in_background(admission.release(self.ticket))
         if self.joined:
             fanout.hub().leave(self.game_id, self)
         if self.entered:
@@ -198,10 +223,15 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
                 computer_player.wake(self.game_id)  # the computer's reply, off the event loop
 
     async def within_rate_limit(self) -> bool:
-        """Count one message of this socket; False (after telling the client, at most once a second) when over."""
+        """Count one message of this socket and of its session (``GAME_SOCKET_RATE_LIMIT``,
+        ``GAME_SESSION_RATE_LIMIT``, the latter shared by the session's sockets in this process);
+        False (after telling this socket's client, at most once a second) when over either."""
         if self.limit is None:
             self.limit = RateLimited(settings.GAME_SOCKET_RATE_LIMIT)
-        allowed, notify = self.limit.allow()
+        now = time.monotonic()
+        allowed, notify = self.limit.allow(now)
+        if allowed and self.session_limit is not None and not self.session_limit.hit(now):
+            allowed, notify = False, self.limit.notices.hit(now)
         if notify:
             await self.send_message(RATE_LIMITED)
         return allowed
@@ -213,9 +243,11 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         if isinstance(message, Ping):
             # In the background: a slow Redis must not hold up this socket's next move.
             in_background(presence.refresh(self.game_id, self.channel_name, self.role))
+            if self.ticket is not None:
+                in_background(admission.refresh(self.ticket))
             await self.send_message({"type": "pong"})
         elif isinstance(message, Sync):
-            await self.send_snapshot()
+            await self.sync(message.v)
         elif isinstance(message, PlayMove):
             progress = await in_db_thread(actions.play_move)(
                 self.game_id, self.player_id, message.move, message.v)
@@ -226,6 +258,14 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         elif isinstance(message, Action):
             progress = await in_db_thread(ACTIONS[message.name])(self.game_id, self.player_id)
             await self.publish(progress)
+
+    async def sync(self, v: int | None) -> None:
+        """Answer ``sync``: ``synced`` when the page already has the game's version ``v`` (one
+        indexed read of the version, no moves read), else a snapshot."""
+        if v is not None and await in_db_thread(reads.version)(self.game_id) == v:
+            await self.send_message({"type": "synced", "v": v})
+            return
+        await self.send_snapshot()
 
     async def check_seated(self, message: PlayMove | Action) -> None:
         """A spectator's socket asks to move or act: refuse it ``not_seated`` before any action

@@ -23,6 +23,7 @@ def _quick_computer(settings):
     30 messages a second a person's socket may send, so the socket's limit is raised."""
     settings.COMPUTER_MIN_THINK_MS = 0
     settings.GAME_SOCKET_RATE_LIMIT = "1000/second"
+    settings.GAME_SESSION_RATE_LIMIT = "1000/second"
 
 
 async def computer_game(person, color: str, level: int) -> str:

@@ -1,0 +1,159 @@
+"""Limits on what one client may cost the game sockets: sockets per session and per client address
+(counted in Redis, game/round/admission.py), one moving-window rate shared by a session's sockets,
+and a ``sync`` that costs one version read when nothing changed."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+import redis
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.test import override_settings
+
+from checkers_site.asgi import application
+from game.round import actions, admission, reads
+from tests.web.conftest import hears_nothing, recv
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+async def start_game(black, white) -> str:
+    game = await database_sync_to_async(actions.create_game)(black.player_id, black.name, "B")
+    await database_sync_to_async(actions.join_game)(game.id, white.player_id, white.name)
+    return game.id
+
+
+def an_address() -> str:
+    """A client address of this test alone (the counts live in Redis and outlast a test)."""
+    return f"10.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}"
+
+
+async def open_socket(browser, game_id: str, address: str | None = None) -> WebsocketCommunicator:
+    """A game socket of ``browser`` from ``address`` (scope["client"], as Daphne sets it), accepted."""
+    comm = WebsocketCommunicator(application, f"/ws/game/{game_id}/", headers=browser.headers())
+    if address is not None:
+        comm.scope["client"] = [address, 50000]
+    connected, _ = await comm.connect(timeout=5)
+    assert connected
+    return comm
+
+
+async def admitted(comm) -> bool:
+    """True when the socket got its snapshot, False when it was closed with 4429 (too many)."""
+    first = await comm.receive_output(timeout=5)
+    if first["type"] == "websocket.close":
+        assert first == {"type": "websocket.close", "code": 4429}
+        return False
+    assert first["type"] == "websocket.send" and '"snapshot"' in first["text"]
+    return True
+
+
+@override_settings(GAME_SOCKETS_PER_SESSION=3, GAME_SOCKETS_PER_ADDRESS=0)
+async def test_a_session_may_hold_only_so_many_sockets(alice, bob):
+    game_id = await start_game(alice, bob)
+    mine = [await open_socket(alice, game_id) for _ in range(3)]
+    assert [await admitted(c) for c in mine] == [True] * 3
+    extra = await open_socket(alice, game_id)
+    assert not await admitted(extra)  # the fourth of one session: closed with 4429
+    other = await open_socket(bob, game_id)
+    assert await admitted(other)  # another session is not concerned
+    await mine[0].disconnect()
+    await asyncio.sleep(0.2)  # the closed socket's entry is removed in the background
+    again = await open_socket(alice, game_id)
+    assert await admitted(again)  # a closed socket gives its place back
+    for comm in (*mine[1:], extra, other, again):
+        await comm.disconnect()
+
+
+@override_settings(GAME_SOCKETS_PER_SESSION=0, GAME_SOCKETS_PER_ADDRESS=2)
+async def test_an_address_may_hold_only_so_many_sockets_whatever_the_sessions(alice, bob, carol):
+    game_id = await start_game(alice, bob)
+    address = an_address()
+    first, second = await open_socket(alice, game_id, address), await open_socket(bob, game_id, address)
+    assert await admitted(first) and await admitted(second)
+    third = await open_socket(carol, game_id, address)
+    assert not await admitted(third)
+    elsewhere = await open_socket(carol, game_id, an_address())
+    assert await admitted(elsewhere)
+    for comm in (first, second, third, elsewhere):
+        await comm.disconnect()
+
+
+@override_settings(GAME_SOCKETS_PER_SESSION=1, GAME_SOCKETS_PER_ADDRESS=1)
+async def test_sockets_are_let_in_when_redis_cannot_count_them(alice, bob, monkeypatch):
+    game_id = await start_game(alice, bob)
+
+    class Broken:
+        async def eval(self, *args):
+            raise redis.ConnectionError("Redis is down")
+
+    monkeypatch.setattr(admission, "_client", lambda: Broken())
+    address = an_address()
+    comms = [await open_socket(alice, game_id, address) for _ in range(3)]
+    assert [await admitted(c) for c in comms] == [True] * 3
+    for comm in comms:
+        await comm.disconnect()
+
+
+@override_settings(GAME_SOCKET_RATE_LIMIT="100/second", GAME_SESSION_RATE_LIMIT="10 per 3 seconds")
+async def test_a_sessions_sockets_share_one_rate_limit(alice, bob):
+    """Ten sockets of one session may not send more, together, than the session may; the refused
+    messages are answered ``rate_limited`` to their own socket; another session plays on."""
+    game_id = await start_game(alice, bob)
+    mine = [(await alice.connect(game_id))[0] for _ in range(10)]
+    for comm in mine:
+        for _ in range(3):
+            await comm.send_json_to({"type": "ping"})
+    answers = []
+    for comm in mine:
+        while not await comm.receive_nothing(timeout=0.3):
+            answers.append(await comm.receive_json_from(timeout=1))
+    kinds = [m.get("code", m["type"]) for m in answers if m["type"] != "audience"]
+    assert kinds.count("pong") == 10, kinds  # 30 pings, 10 per 3 s for the whole session
+    assert kinds.count("rate_limited") >= 5
+    b, _ = await bob.connect(game_id)
+    await b.send_json_to({"type": "ping"})
+    assert (await recv(b))["type"] == "pong"
+    for comm in (*mine, b):
+        await comm.disconnect()
+
+
+async def test_sync_at_the_current_version_answers_synced_without_reading_the_moves(alice, bob, monkeypatch):
+    game_id = await start_game(alice, bob)
+    a, snapshot = await alice.connect(game_id)
+    b, _ = await bob.connect(game_id)
+    snapshots = []
+    real = reads.snapshot
+
+    def counted(*args, **kwargs):
+        snapshots.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(reads, "snapshot", counted)
+    await a.send_json_to({"type": "sync", "v": snapshot["v"]})
+    assert await recv(a) == {"type": "synced", "v": snapshot["v"]}
+    assert snapshots == []
+    assert await hears_nothing(b)  # to its sender only
+    # Behind the game, or without v: a snapshot, as before.
+    await a.send_json_to({"type": "move", "move": "11-15", "v": snapshot["v"]})
+    moved = await recv(a)
+    await a.send_json_to({"type": "sync", "v": snapshot["v"]})
+    answer = await recv(a)
+    assert answer["type"] == "snapshot" and answer["v"] == moved["v"] and answer["moves"] == ["11-15"]
+    await a.send_json_to({"type": "sync"})
+    assert (await recv(a))["type"] == "snapshot"
+    assert len(snapshots) == 2
+    for comm in (a, b):
+        await comm.disconnect()
+
+
+async def test_sync_with_a_bad_v_is_refused(alice, bob):
+    game_id = await start_game(alice, bob)
+    a, _ = await alice.connect(game_id)
+    for v in ("3", -1, True, 2**40):
+        await a.send_json_to({"type": "sync", "v": v})
+        assert (await recv(a))["code"] == "bad_message"
+    await a.disconnect()
