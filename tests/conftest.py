@@ -39,3 +39,13 @@ def close_game_db_threads():
     sockets = sys.modules.get("game.sockets")
     if sockets is not None:
         sockets.close_db_connections()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def stop_engine_workers():
+    """After the session, stop every engine pool's worker processes and wait for them, so no
+    worker (nor multiprocessing's resource tracker) outlives the test run."""
+    yield
+    pool = sys.modules.get("game.engine.pool")
+    if pool is not None:
+        pool.shutdown_all(wait=True)

@@ -14,17 +14,19 @@ SIGKILL, so it could not stop its workers) exits within
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import functools
 import multiprocessing
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, ParamSpec, TypeVar
 
-__all__ = ["EngineBusy", "EnginePool"]
+__all__ = ["EngineBusy", "EnginePool", "shutdown_all"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -43,6 +45,19 @@ def _watch_parent(parent_pid: int) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="engine-parent-watch", daemon=True).start()
+
+
+_pools: weakref.WeakSet[EnginePool] = weakref.WeakSet()
+
+
+def shutdown_all(wait: bool = True) -> None:
+    """Stop the workers of every engine pool of this process (run at exit, and by the tests'
+    teardown), waiting for them to exit when ``wait``."""
+    for pool in list(_pools):
+        pool.shutdown(wait=wait)
+
+
+atexit.register(shutdown_all)
 
 
 class EngineBusy(Exception):
@@ -70,6 +85,7 @@ class EnginePool:
         self._executor: concurrent.futures.Executor | None = None
         self._lock = threading.Lock()
         self._in_flight = 0
+        _pools.add(self)
 
     @property
     def in_flight(self) -> int:
@@ -140,9 +156,10 @@ class EnginePool:
         finally:
             self._leave()
 
-    def shutdown(self) -> None:
-        """Stop the workers (a running search is abandoned); the pool starts new ones if used again."""
+    def shutdown(self, wait: bool = False) -> None:
+        """Stop the workers (a running search is abandoned; ``wait``: until they have exited); the
+        pool starts new ones if used again."""
         with self._lock:
             executor, self._executor = self._executor, None
         if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
+            executor.shutdown(wait=wait, cancel_futures=True)
