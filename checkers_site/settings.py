@@ -104,6 +104,10 @@ TEMPLATES = [
     },
 ]
 
+#: ms a statement waits for a row lock (PostgreSQL's lock_timeout), and how long the game sockets
+#: keep trying an action whose game row another transaction holds (game/round/turns.py).
+DATABASE_LOCK_TIMEOUT_MS = env.int("DATABASE_LOCK_TIMEOUT_MS", default=5000)
+
 DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
 }
@@ -124,7 +128,7 @@ else:
     # A transaction waiting longer than this for a row lock fails ("unavailable") instead of
     # holding one of the game sockets' database threads for as long as another holds the lock.
     DATABASES["default"].setdefault("OPTIONS", {})["options"] = \
-        f"-c lock_timeout={env.int('DATABASE_LOCK_TIMEOUT_MS', default=5000)}"
+        f"-c lock_timeout={DATABASE_LOCK_TIMEOUT_MS}"
     DATABASES["default"]["OPTIONS"]["pool"] = {
         "min_size": 2, "max_size": env.int("DATABASE_POOL_SIZE", default=20),
         # Seconds a request or socket waits for a connection before its action fails as
@@ -141,7 +145,7 @@ REDIS_URL = env("REDIS_URL", default=f"redis://127.0.0.1:{env.int('EMBEDDED_REDI
 REDIS_PREFIX: str = env("CHANNELS_PREFIX", default="asgi")
 CHANNEL_LAYERS = {
     "default": {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "BACKEND": "checkers_site.channel_layer.WaitingRedisChannelLayer",
         "CONFIG": {
             # redis-py 8 reads with a 5 s socket timeout by default, as long as the layer's
             # blocking pop; a longer one keeps idle sockets from being torn down.

@@ -224,6 +224,8 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
     """Websocket consumer of one home page: its player's seek (at most one) and the pool counts."""
 
     seek: Seek | None = None
+    #: Monotonic time of the first of the heartbeat's failures in a row (None: the last one worked).
+    failing_since: float | None = None
     limit: RateLimited | None = None
     cancelling = False
     player_id: str | None = None
@@ -406,10 +408,19 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                     self.seek = seek
                     request_count_push(seek.pool)
             except MatchmakingUnavailable as exc:
+                # A passing fault keeps the seek: the next heartbeat refreshes it, or puts it
+                # back if it expired meanwhile.  Only once Redis has failed for as long as a seek
+                # lives is it given up, and the player told.
+                now = time.monotonic()
+                self.failing_since = self.failing_since or now
+                if now - self.failing_since < float(settings.MATCHMAKING_SEEK_TTL):
+                    log.warning("lobby: matchmaking unavailable, seek %s kept for now: %s", seek.id, exc)
+                    return
                 log.warning("lobby: matchmaking unavailable, seek %s dropped: %s", seek.id, exc)
-                self.seek = None
+                self.seek, self.failing_since = None, None
                 await self.send_json(error("matchmaking_unavailable", UNAVAILABLE_MESSAGE))
                 return
+            self.failing_since = None
         if status.state == "waiting" and status.waiting >= 2:
             request_settle(seek.pool)
 

