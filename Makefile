@@ -38,6 +38,10 @@ lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy game checkers_site
 
+# Stops every embedded Redis of this checkout (any port), then removes var/ and staticfiles/; the
+# pid file of a server that would not stop stays in var/.
 clean:
-	-$(PY) scripts/embedded_redis.py stop
-	rm -rf var staticfiles
+	-$(PY) scripts/embedded_redis.py stop --all
+	rm -rf staticfiles
+	if [ -d var ]; then find var -mindepth 1 -maxdepth 1 ! -name 'redis-*.pid' -exec rm -rf {} +; \
+	  rmdir var 2>/dev/null || true; fi
