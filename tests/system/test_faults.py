@@ -7,11 +7,14 @@ Several Daphne processes behind the repository's nginx configuration, one Redis,
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import shutil
 import time
 
 import pytest
 
+from game.lobby.pairing import POOLS
 from tests.system.processes import Daphne, Nginx, RedisServer, server_database, site_env
 from tests.system.test_scaleout import Viewer, Visitor
 
@@ -157,3 +160,96 @@ def test_games_whose_rows_are_held_leave_the_other_games_their_pace(site):
                 await viewer.close()
 
     asyncio.run(scenario())
+
+
+def test_one_session_cannot_open_sockets_without_end_and_the_players_play_on(site):
+    """One session opens far more game sockets than it may (through nginx, over both processes):
+    those over the limit are closed with 4429, and the players' moves still go through at once."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    async def scenario():
+        port = site["nginx"].port
+        game_id, cookies = await new_game(port)
+        a, b = Player(port, game_id, cookies[0]), Player(port, game_id, cookies[1])
+        await a.start()
+        await b.start()
+        opened, refused = [], 0
+        try:
+            for _ in range(24):   # the default limit is 16 a session
+                ws = await connect(f"ws://127.0.0.1:{port}/ws/game/{game_id}/",
+                                   origin=f"http://127.0.0.1:{port}",
+                                   additional_headers={"Cookie": cookies[2]}, open_timeout=5)
+                try:
+                    await asyncio.wait_for(ws.recv(), 5)
+                    opened.append(ws)
+                except ConnectionClosed as exc:
+                    assert exc.rcvd.code == 4429
+                    refused += 1
+            assert (len(opened), refused) == (16, 8)
+            started = time.monotonic()
+            await a.send({"type": "move", "move": "11-15", "v": a.v})
+            await wait_for(lambda: "11-15" in b.received)
+            assert b.received["11-15"] - started < 0.5
+        finally:
+            for ws in opened:
+                await ws.close()
+            for viewer in (a, b):
+                await viewer.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_burst_of_lobby_sockets_waits_for_redis_connections(tmp_path):
+    """Hundreds of home pages open their lobby socket at once, from many addresses, on a server
+    whose channel layer may hold few Redis connections: every socket gets its pool counts, and
+    two players who seek meanwhile are paired."""
+    from websockets.asyncio.client import connect
+
+    redis = RedisServer(tmp_path / "redis.log")
+    redis.start()
+    with server_database(tmp_path) as database_url:
+        env = site_env(database_url, redis.url, tmp_path / "static")
+        env["CHANNELS_MAX_CONNECTIONS"] = "2"
+        daphne = Daphne(tmp_path / "daphne.log", env)
+        daphne.start()
+        nginx = Nginx(tmp_path / "nginx.log", [daphne.port])
+        nginx.start()
+        try:
+            port = nginx.port
+            base = f"http://127.0.0.1:{port}"
+            cookies = [Visitor(base).cookie_header() for _ in range(4)]
+
+            async def home_page(address: str, cookie: str) -> int:
+                """One home page's lobby socket from ``address``: the pool counts it got."""
+                async with connect(f"ws://127.0.0.1:{port}/ws/lobby/", origin=base, open_timeout=20,
+                                   additional_headers={"Cookie": cookie}, local_addr=(address, 0)) as ws:
+                    counts = 0
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(20):
+                            while counts < len(POOLS):
+                                counts += json.loads(await ws.recv())["type"] == "pool"
+                    return counts
+
+            async def seeker(cookie: str) -> dict:
+                async with connect(f"ws://127.0.0.1:{port}/ws/lobby/", origin=base, open_timeout=20,
+                                   additional_headers={"Cookie": cookie}) as ws:
+                    await ws.send(json.dumps({"type": "seek", "name": "seeker"}))
+                    async with asyncio.timeout(30):
+                        while True:
+                            message = json.loads(await ws.recv())
+                            if message["type"] in ("paired", "error"):
+                                return message
+
+            async def scenario():
+                crowd = [home_page(f"127.0.1.{1 + i % 20}", cookies[i % 2]) for i in range(500)]
+                results = await asyncio.gather(*crowd, seeker(cookies[2]), seeker(cookies[3]))
+                counts, paired = results[:-2], results[-2:]
+                assert [m["type"] for m in paired] == ["paired", "paired"], paired
+                assert counts == [len(POOLS)] * len(counts)
+
+            asyncio.run(scenario())
+        finally:
+            nginx.stop()
+            daphne.stop()
+    redis.stop()
