@@ -8,8 +8,9 @@ JSON line to ``DIR/memprobe-<pid>.jsonl``:
   by malloc, bytes free inside its arenas): RSS that malloc holds but nobody uses is fragmentation,
   not a leak;
 - ``pymalloc``: Python's small-object allocator (arenas allocated, bytes in them);
-- ``gc_objects``: objects the garbage collector tracks, and the ``MEMPROBE_TOP`` (40) most
-  numerous types with their counts; ``gc_collections`` per generation so far;
+- ``gc_objects``: objects the garbage collector tracks, and ``types``: the count of every type
+  with at least ``MEMPROBE_MIN`` (10) of them, so two probes can be compared type by type;
+  ``gc_collections`` per generation so far;
 - with ``MEMPROBE_TRACEMALLOC=N`` (frames kept per allocation; tracemalloc slows the process
   down noticeably, for short runs only): Python's traced memory, and the 25 source lines whose
   allocations grew most since the first probe after ``MEMPROBE_BASELINE_S`` (120 s).
@@ -82,12 +83,12 @@ def _pymalloc() -> dict:
     return out
 
 
-def _probe(path: str, top: int, baseline_s: float, state: dict) -> None:
+def _probe(path: str, least: int, baseline_s: float, state: dict) -> None:
     counts = Counter(type(o).__qualname__ for o in gc.get_objects())
     line: dict = {"t_s": round(time.monotonic() - STARTED, 1), "rss_mb": _rss_mb(),
                   "malloc": _mallinfo(), "pymalloc": _pymalloc(),
                   "gc_objects": sum(counts.values()), "gc_collections": [s["collections"] for s in gc.get_stats()],
-                  "top_types": counts.most_common(top)}
+                  "types": {name: n for name, n in counts.most_common() if n >= least}}
     if tracemalloc.is_tracing():
         current, _peak = tracemalloc.get_traced_memory()
         line["traced_mb"] = round(current / 2**20, 1)
@@ -112,7 +113,7 @@ def start_probe() -> None:
     if frames:
         tracemalloc.start(frames)
     every = float(os.environ.get("MEMPROBE_EVERY", "60"))
-    top = int(os.environ.get("MEMPROBE_TOP", "40"))
+    least = int(os.environ.get("MEMPROBE_MIN", "10"))
     baseline_s = float(os.environ.get("MEMPROBE_BASELINE_S", "120"))
     path = os.path.join(folder, f"memprobe-{os.getpid()}.jsonl")
     state: dict = {}
@@ -122,7 +123,7 @@ def start_probe() -> None:
         while time.monotonic() < deadline:
             time.sleep(every)
             try:
-                _probe(path, top, baseline_s, state)
+                _probe(path, least, baseline_s, state)
             except Exception as exc:  # noqa: BLE001 - the probe must never stop the server
                 with open(path, "a") as handle:
                     handle.write(json.dumps({"probe_error": repr(exc)}) + "\n")
