@@ -207,3 +207,31 @@ def site_env(database_url: str, redis_url: str, static_root: Path) -> dict:
         subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, check=True,
                        capture_output=True)
     return env
+
+
+@contextmanager
+def running_site(tmp_dir: Path, daphnes: int = 2, env: dict | None = None, front: bool = True):
+    """A whole site for a system test: its own Redis, a fresh database, ``daphnes`` Daphne
+    processes (with ``env`` added to their environment) and, with ``front``, the repository's
+    nginx in front of them.  Yields ``{"redis", "daphnes", "nginx" (or None), "database_url"}``;
+    everything is stopped afterwards."""
+    redis = RedisServer(tmp_dir / "redis.log")
+    redis.start()
+    try:
+        with server_database(tmp_dir) as database_url:
+            site_environment = {**site_env(database_url, redis.url, tmp_dir / "static"), **(env or {})}
+            servers = [Daphne(tmp_dir / f"daphne-{i}.log", site_environment) for i in range(daphnes)]
+            nginx = Nginx(tmp_dir / "nginx.log", [d.port for d in servers]) if front else None
+            try:
+                for server in servers:
+                    server.start()
+                if nginx is not None:
+                    nginx.start()
+                yield {"redis": redis, "daphnes": servers, "nginx": nginx, "database_url": database_url}
+            finally:
+                if nginx is not None:
+                    nginx.stop()
+                for server in servers:
+                    server.stop()
+    finally:
+        redis.stop()

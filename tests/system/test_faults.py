@@ -15,7 +15,7 @@ import time
 import pytest
 
 from game.lobby.pairing import POOLS
-from tests.system.processes import Daphne, Nginx, RedisServer, server_database, site_env
+from tests.system.processes import running_site
 from tests.system.test_scaleout import Viewer, Visitor
 
 pytestmark = pytest.mark.skipif(shutil.which("nginx") is None,
@@ -48,23 +48,9 @@ class Player(Viewer):
 
 @pytest.fixture
 def site(tmp_path):
-    redis = RedisServer(tmp_path / "redis.log")
-    redis.start()
-    with server_database(tmp_path) as database_url:
-        env = site_env(database_url, redis.url, tmp_path / "static")
-        env.update({"CLAIM_AFTER_UNTIMED_S": str(CLAIM_AFTER_S), "GAME_DB_THREADS": str(DB_THREADS)})
-        daphnes = [Daphne(tmp_path / f"daphne-{i}.log", env) for i in range(2)]
-        for daphne in daphnes:
-            daphne.start()
-        nginx = Nginx(tmp_path / "nginx.log", [d.port for d in daphnes])
-        nginx.start()
-        try:
-            yield {"redis": redis, "nginx": nginx, "database_url": database_url}
-        finally:
-            nginx.stop()
-            for daphne in daphnes:
-                daphne.stop()
-            redis.stop()
+    env = {"CLAIM_AFTER_UNTIMED_S": str(CLAIM_AFTER_S), "GAME_DB_THREADS": str(DB_THREADS)}
+    with running_site(tmp_path, env=env) as site:
+        yield site
 
 
 async def new_game(port: int) -> tuple[str, list[str]]:
@@ -206,50 +192,37 @@ def test_a_burst_of_lobby_sockets_waits_for_redis_connections(tmp_path):
     two players who seek meanwhile are paired."""
     from websockets.asyncio.client import connect
 
-    redis = RedisServer(tmp_path / "redis.log")
-    redis.start()
-    with server_database(tmp_path) as database_url:
-        env = site_env(database_url, redis.url, tmp_path / "static")
-        env["CHANNELS_MAX_CONNECTIONS"] = "2"
-        daphne = Daphne(tmp_path / "daphne.log", env)
-        daphne.start()
-        nginx = Nginx(tmp_path / "nginx.log", [daphne.port])
-        nginx.start()
-        try:
-            port = nginx.port
-            base = f"http://127.0.0.1:{port}"
-            cookies = [Visitor(base).cookie_header() for _ in range(4)]
+    with running_site(tmp_path, daphnes=1, env={"CHANNELS_MAX_CONNECTIONS": "2"}) as site:
+        port = site["nginx"].port
+        base = f"http://127.0.0.1:{port}"
+        cookies = [Visitor(base).cookie_header() for _ in range(4)]
 
-            async def home_page(address: str, cookie: str) -> int:
-                """One home page's lobby socket from ``address``: the pool counts it got."""
-                async with connect(f"ws://127.0.0.1:{port}/ws/lobby/", origin=base, open_timeout=20,
-                                   additional_headers={"Cookie": cookie}, local_addr=(address, 0)) as ws:
-                    counts = 0
-                    with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(20):
-                            while counts < len(POOLS):
-                                counts += json.loads(await ws.recv())["type"] == "pool"
-                    return counts
+        async def home_page(address: str, cookie: str) -> int:
+            """One home page's lobby socket from ``address``: the pool counts it got."""
+            async with connect(f"ws://127.0.0.1:{port}/ws/lobby/", origin=base, open_timeout=20,
+                               additional_headers={"Cookie": cookie}, local_addr=(address, 0)) as ws:
+                counts = 0
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(20):
+                        while counts < len(POOLS):
+                            counts += json.loads(await ws.recv())["type"] == "pool"
+                return counts
 
-            async def seeker(cookie: str) -> dict:
-                async with connect(f"ws://127.0.0.1:{port}/ws/lobby/", origin=base, open_timeout=20,
-                                   additional_headers={"Cookie": cookie}) as ws:
-                    await ws.send(json.dumps({"type": "seek", "name": "seeker"}))
-                    async with asyncio.timeout(30):
-                        while True:
-                            message = json.loads(await ws.recv())
-                            if message["type"] in ("paired", "error"):
-                                return message
+        async def seeker(cookie: str) -> dict:
+            async with connect(f"ws://127.0.0.1:{port}/ws/lobby/", origin=base, open_timeout=20,
+                               additional_headers={"Cookie": cookie}) as ws:
+                await ws.send(json.dumps({"type": "seek", "name": "seeker"}))
+                async with asyncio.timeout(30):
+                    while True:
+                        message = json.loads(await ws.recv())
+                        if message["type"] in ("paired", "error"):
+                            return message
 
-            async def scenario():
-                crowd = [home_page(f"127.0.1.{1 + i % 20}", cookies[i % 2]) for i in range(500)]
-                results = await asyncio.gather(*crowd, seeker(cookies[2]), seeker(cookies[3]))
-                counts, paired = results[:-2], results[-2:]
-                assert [m["type"] for m in paired] == ["paired", "paired"], paired
-                assert counts == [len(POOLS)] * len(counts)
+        async def scenario():
+            crowd = [home_page(f"127.0.1.{1 + i % 20}", cookies[i % 2]) for i in range(500)]
+            results = await asyncio.gather(*crowd, seeker(cookies[2]), seeker(cookies[3]))
+            counts, paired = results[:-2], results[-2:]
+            assert [m["type"] for m in paired] == ["paired", "paired"], paired
+            assert counts == [len(POOLS)] * len(counts)
 
-            asyncio.run(scenario())
-        finally:
-            nginx.stop()
-            daphne.stop()
-    redis.stop()
+        asyncio.run(scenario())

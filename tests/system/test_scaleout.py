@@ -29,7 +29,7 @@ from websockets.exceptions import WebSocketException
 
 from game import rules
 from tests.conftest import DATA
-from tests.system.processes import Daphne, Nginx, RedisServer, server_database, site_env
+from tests.system.processes import running_site
 
 pytestmark = pytest.mark.skipif(shutil.which("nginx") is None,
                                 reason="nginx is not installed (`apt-get install nginx`; .ci/run does)")
@@ -170,22 +170,8 @@ async def play(mover: Viewer, viewers: list[Viewer], move: str, ply: int) -> Non
 
 @pytest.fixture
 def site(tmp_path):
-    redis = RedisServer(tmp_path / "redis.log")
-    redis.start()
-    with server_database(tmp_path) as database_url:
-        env = site_env(database_url, redis.url, tmp_path / "static")
-        daphnes = [Daphne(tmp_path / f"daphne-{i}.log", env) for i in range(2)]
-        for daphne in daphnes:
-            daphne.start()
-        nginx = Nginx(tmp_path / "nginx.log", [d.port for d in daphnes])
-        nginx.start()
-        try:
-            yield {"redis": redis, "daphnes": daphnes, "nginx": nginx, "database_url": database_url}
-        finally:
-            nginx.stop()
-            for daphne in daphnes:
-                daphne.stop()
-            redis.stop()
+    with running_site(tmp_path) as site:
+        yield site
 
 
 async def seat_players(nginx_port: int):
