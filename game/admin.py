@@ -1,19 +1,40 @@
-"""Admin pages for looking at stored games."""
+"""Admin pages for looking at stored games: read-only.
+
+A game's stored state and its version belong to the actions of ``game/round``: a change made
+here would bypass the version check and reach no open board. So the admin may look at games and
+their moves, never add, change or delete them (ending a game is an action: resign, abort, or
+``manage.py housekeeping`` for games nobody joined).
+"""
 
 from django.contrib import admin
+from django.http import HttpRequest
 
 from game.models import Game, Move
 
 
-class MoveInline(admin.TabularInline):
+class ReadOnly:
+    """No add, change or delete in the admin, for every user (superusers included)."""
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+class MoveInline(ReadOnly, admin.TabularInline):
     model = Move
     extra = 0
-    readonly_fields = ("ply", "notation", "fen_after", "played_at")
+    fields = readonly_fields = ("ply", "notation", "fen_after", "played_at")
 
 
 @admin.register(Game)
-class GameAdmin(admin.ModelAdmin):
+class GameAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ("id", "black_name", "white_name", "status", "result", "ply", "updated_at")
     list_filter = ("status",)
     search_fields = ("id", "black_name", "white_name")
     inlines = [MoveInline]
+    actions = None

@@ -164,6 +164,14 @@ purge(now_ms())
 return redis.call('ZCARD', KEYS[2])
 """
 
+# ARGV: '1' to only count.  Purges (unless counting); returns the number of expired seeks.
+_SWEEP = _LIB + """
+local now = now_ms()
+local expired = redis.call('ZCOUNT', KEYS[2], '-inf', now)
+if ARGV[1] ~= '1' then purge(now) end
+return expired
+"""
+
 # ARGV: limit.  Returns {id, arrival µs, JSON, ...} for the oldest waiting seeks.
 _SNAPSHOT = _LIB + """
 purge(now_ms())
@@ -245,6 +253,7 @@ class Matchmaker:
         self._cancel = client.register_script(_CANCEL)
         self._refresh = client.register_script(_REFRESH)
         self._count = client.register_script(_COUNT)
+        self._sweep = client.register_script(_SWEEP)
         self._snapshot = client.register_script(_SNAPSHOT)
         self._claim = client.register_script(_CLAIM)
 
@@ -315,6 +324,12 @@ class Matchmaker:
     async def waiting(self, pool: str) -> int:
         """How many live seeks wait in ``pool``."""
         return int(await self._run(self._count, pool))
+
+    async def sweep(self, pool: str, dry_run: bool = False) -> int:
+        """Remove the expired seeks of ``pool`` (every script does so in passing; this is for a
+        pool nobody has touched since) and forget its old claims; return how many seeks it removed
+        (with ``dry_run``: how many it would remove, removing nothing)."""
+        return int(await self._run(self._sweep, pool, ["1" if dry_run else "0"]))
 
     async def snapshot(self, pool: str, limit: int = SNAPSHOT_LIMIT) -> list[Seek]:
         """The live seeks of ``pool``, oldest first, at most ``limit`` of them."""

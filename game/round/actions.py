@@ -1,4 +1,5 @@
-"""The actions of one game: create, join, play a move, check the clock, resign, abort.
+"""The actions of one game: create, join, play a move, check the clock, resign, abort, and the
+housekeeping that ends a game nobody joined.
 
 Views and sockets call these functions (and those of the collaborators beside
 them: :mod:`~game.round.drawer` for draw offers, :mod:`~game.round.rematcher`
@@ -249,3 +250,18 @@ def abort(game_id: str, player_id: str | None, now: datetime | None = None) -> P
         return Change("aborted", finished(rules.Outcome(rules.Termination.ABORTED, None)))
 
     return act(game_id, player_id, decide, now)
+
+
+def abort_unjoined(game_id: str, created_before: datetime) -> Progress:
+    """Abort a game still waiting for an opponent that was created before ``created_before``
+    (``manage.py housekeeping``): marked aborted with its version bumped, and an ``update``
+    ``aborted`` event (by nobody) for the creator's open page.  Raises :class:`ActionError`
+    ``no_such_game``, or ``not_waiting`` when the game was joined (or ended) meanwhile or is
+    younger than that.
+    """
+    def decide(game: Game, seat: Color | None) -> Change:
+        if game.status != Game.Status.WAITING or game.created_at >= created_before:
+            raise ActionError("not_waiting", "The game is no longer waiting for an opponent.")
+        return Change("aborted", finished(rules.Outcome(rules.Termination.ABORTED, None)))
+
+    return act(game_id, None, decide)

@@ -31,6 +31,8 @@ from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from checkers_site.ops import metrics
+
 log = logging.getLogger(__name__)
 
 #: Seconds an entry lives without a refresh.
@@ -100,6 +102,7 @@ async def refresh(game_id: str, channel_name: str, role: str) -> None:
         pipe.expire(_seen_key(game_id), SEEN_TTL_S)
         await pipe.execute()
     except (redis.RedisError, OSError) as exc:
+        metrics.presence_failures.labels("refresh").inc()
         log.warning("presence unavailable: %s", exc)
 
 
@@ -109,6 +112,7 @@ async def audience(game_id: str) -> dict:
     try:
         members = await _client().zrangebyscore(_key(game_id), time.time(), "+inf")
     except (redis.RedisError, OSError) as exc:
+        metrics.presence_failures.labels("audience").inc()
         log.warning("presence unavailable: %s", exc)
         return EMPTY
     return _counts(members)
@@ -126,6 +130,7 @@ async def leave(game_id: str, channel_name: str, role: str) -> dict:
         pipe.zrangebyscore(_key(game_id), time.time(), "+inf")
         members = (await pipe.execute())[-1]
     except (redis.RedisError, OSError) as exc:
+        metrics.presence_failures.labels("leave").inc()
         log.warning("presence unavailable: %s", exc)
         return EMPTY
     return _counts(members)
@@ -159,11 +164,31 @@ def offline_s(game_id: str, seat: str, since: float) -> float:
         pipe.hmget(_seen_key(game_id), [seat, EPOCH])
         members, (seen, epoch) = pipe.execute()
     except (redis.RedisError, OSError) as exc:
+        metrics.presence_failures.labels("offline").inc()
         raise PresenceUnavailable(str(exc)) from None
     if epoch is None or _counts(members)["online"][seat]:
         return 0.0
     last = float(seen) if seen is not None else since
     return max(0.0, now - max(last, since, float(epoch)))
+
+
+def sweep(dry_run: bool = False) -> int:
+    """Remove the expired entries of every game's set of open sockets (those of sockets whose
+    server process died; a set left alone expires by itself too), for ``manage.py housekeeping``.
+    Returns how many entries were removed (with ``dry_run``: how many would be, removing none);
+    raises :class:`PresenceUnavailable` when Redis fails."""
+    now = time.time()
+    removed = 0
+    try:
+        client = _sync()
+        for key in client.scan_iter(match=_key("*"), count=500):
+            if dry_run:
+                removed += int(client.zcount(key, "-inf", now))
+            else:
+                removed += int(client.zremrangebyscore(key, "-inf", now))
+    except (redis.RedisError, OSError) as exc:
+        raise PresenceUnavailable(str(exc)) from None
+    return removed
 
 
 def spectator_counts(game_ids: list[str]) -> dict[str, int]:
