@@ -7,7 +7,7 @@ other characters; another length) is a plain 404 and never reaches the database.
 
 from django.urls import path, register_converter
 
-from game import views
+from game import howto, views
 from game.computer import views as computer_views
 from game.models import GAME_ID_PATTERN
 
@@ -32,6 +32,7 @@ urlpatterns = [
     path("g/<game_id:game_id>/join", views.join, name="join"),
     path("g/<game_id:game_id>.pdn", views.game_pdn, name="game_pdn"),
     path("games/live", views.live_games, name="live_games"),
+    path("how-to-play", howto.how_to_play, name="how_to_play"),
     path("computer", computer_views.play_computer, name="play_computer"),
     path("analysis", computer_views.analysis_page, name="analysis"),
     path("analysis/position", computer_views.analysis_position, name="analysis_position"),
