@@ -1,6 +1,7 @@
 """The "How to play" page in a real Chromium: reached from the home page, one drawn board per
 diagram with its pieces, the square numbers toggled by the checkbox (the notation board keeps
-them), and a full-page screenshot (kept in ``HOWTO_SCREENSHOT_DIR`` when that is set)."""
+them), no console error (a refused style or script included), and screenshots, light and wide,
+dark and narrow (kept in ``HOWTO_SCREENSHOT_DIR`` when that is set)."""
 
 from __future__ import annotations
 
@@ -45,4 +46,12 @@ def test_how_to_play_page(server, new_context, tmp_path):
     page.screenshot(path=str(folder / "how-to-play.png"), full_page=True)
     for section in page.locator("section.howto-section").all():
         section.screenshot(path=str(folder / f"how-to-play-{section.get_attribute('id')}.png"))
+    # Dark colours and a phone's width: the boards stay square and fill the column.
+    page.emulate_media(color_scheme="dark")
+    page.set_viewport_size({"width": 390, "height": 800})
+    board = page.locator('svg.hb-board[data-diagram="crowning"]')
+    board.scroll_into_view_if_needed()
+    box = board.bounding_box()
+    assert box and 300 < box["width"] <= 360 and abs(box["width"] - box["height"]) < 2
+    page.locator("#crowning").screenshot(path=str(folder / "how-to-play-narrow-dark.png"))
     assert not console, console
