@@ -18,12 +18,18 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.sessions import SessionMiddlewareStack  # noqa: E402
 
 from checkers_site.handshakes import HandshakeLog  # noqa: E402
+from checkers_site.ops import metrics  # noqa: E402
+from checkers_site.ops.logs import RequestContext  # noqa: E402
 from checkers_site.origins import SameOriginValidator  # noqa: E402
 from game.routing import websocket_urlpatterns  # noqa: E402
 
+# Several server processes (PROMETHEUS_MULTIPROC_DIR): each samples its database pool for /metrics.
+metrics.start_process()
+
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        # Each request's method and path on every log line about it (checkers_site/ops/logs.py).
+        "http": RequestContext(django_asgi_app),
         # Every refused handshake is logged with its reason (checkers_site/handshakes.py).
         "websocket": HandshakeLog(SameOriginValidator(
             SessionMiddlewareStack(URLRouter(websocket_urlpatterns))  # type: ignore[arg-type]

@@ -67,9 +67,14 @@ class HandshakeLog:
                 if reason is not None and not logged:
                     logged = True
                     client = scope.get("client")
+                    path, address = shown(scope.get("path", "")), client[0] if client else "-"
+                    code = message.get("code", 403) if accepted else 403
+                    # The same values as fields of their own, for the JSON logs (checkers_site/ops/logs.py).
                     log.warning("websocket refused: path=%s client=%s code=%s reason=%s",
-                                shown(scope.get("path", "")), client[0] if client else "-",
-                                message.get("code", 403) if accepted else 403, reason)
+                                path, address, code, reason,
+                                extra={"event": "websocket_refused", "client": address,
+                                       "path": str(scope.get("path", ""))[:MAX_LOGGED],
+                                       "close_code": code, "reason": reason})
                 # The reason is for the log, not the client: the close goes out as it always did.
                 message = {k: v for k, v in message.items() if k != "reason"}
             await send(message)

@@ -33,11 +33,20 @@ Environment variables:
 ``GAME_CREATE_RATE_LIMIT_ADDRESS``  HTTP limits on searches and new games (README).
 ``COMPUTER_MIN_THINK_MS``   the least time the computer takes over a move (default 400).
 ``GAME_DB_THREADS``         threads running the game sockets' database work, per process (default 8).
+``LOG_FORMAT``              ``json`` (default) or ``text`` (default with ``DJANGO_DEBUG``); ``LOG_LEVEL`` (INFO).
+``METRICS_ENABLED``         ``/metrics`` answers at all (default 1); ``METRICS_ALLOWED_ADDRESSES`` (loopback),
+                            ``METRICS_TOKEN`` (a bearer token that may read it from anywhere).
+``PROMETHEUS_MULTIPROC_DIR`` an empty folder shared by several server processes' metrics (README).
+``SENTRY_DSN``              error reports to Sentry when set; ``SENTRY_ENVIRONMENT``, ``SENTRY_RELEASE``,
+                            ``SENTRY_TRACES_SAMPLE_RATE`` (0).
 """
 
 from pathlib import Path
 
 import environ
+
+from checkers_site.ops.errors import init_sentry
+from checkers_site.ops.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -76,6 +85,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: /healthz, /readyz and /metrics are answered before any other middleware (no session).
+    "checkers_site.ops.middleware.ops_middleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -240,10 +251,19 @@ if env.bool("DJANGO_SECURE", default=False):
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
-    "loggers": {"django": {"level": "WARNING"}, "daphne": {"level": "WARNING"}},
-}
+# Logs (checkers_site/ops/logs.py): one JSON object a line in production, readable text in
+# development, each with its request's or socket's context.
+LOG_FORMAT = env("LOG_FORMAT", default="text" if DEBUG else "json")
+LOGGING = logging_config(LOG_FORMAT, env("LOG_LEVEL", default="INFO"))
+
+# Metrics (checkers_site/ops/metrics.py): /metrics answers loopback clients, or any client with the
+# bearer token; several processes share PROMETHEUS_MULTIPROC_DIR (read by prometheus_client itself).
+METRICS_ENABLED = env.bool("METRICS_ENABLED", default=True)
+METRICS_ALLOWED_ADDRESSES = env.list("METRICS_ALLOWED_ADDRESSES", default=["127.0.0.1", "::1"])
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
+
+# Errors (checkers_site/ops/errors.py): reported to Sentry only when a DSN is set.
+SENTRY_DSN = env("SENTRY_DSN", default="")
+init_sentry(SENTRY_DSN, environment=env("SENTRY_ENVIRONMENT", default="production"),
+            release=env("SENTRY_RELEASE", default="") or None,
+            traces_sample_rate=env.float("SENTRY_TRACES_SAMPLE_RATE", default=0.0))

@@ -40,6 +40,7 @@ import time
 
 from django.conf import settings
 
+from checkers_site.ops import metrics
 from game import rules
 from game.computer.seat import level_of
 from game.engine import EngineBusy, EnginePool, levels
@@ -83,7 +84,8 @@ def engine_pool() -> EnginePool:
     if _pool is None:
         _pool = EnginePool(workers=getattr(settings, "ENGINE_WORKERS", 2),
                            kind=getattr(settings, "ENGINE_POOL", "process"),
-                           max_waiting=getattr(settings, "ENGINE_MAX_WAITING", 8))
+                           max_waiting=getattr(settings, "ENGINE_MAX_WAITING", 8),
+                           observer=metrics.EngineObserver("computer"))
     return _pool
 
 
@@ -94,7 +96,8 @@ def analysis_pool() -> EnginePool:
     if _analysis_pool is None:
         _analysis_pool = EnginePool(workers=getattr(settings, "ANALYSIS_WORKERS", 1),
                                     kind=getattr(settings, "ENGINE_POOL", "process"),
-                                    max_waiting=getattr(settings, "ANALYSIS_MAX_WAITING", 2))
+                                    max_waiting=getattr(settings, "ANALYSIS_MAX_WAITING", 2),
+                                    observer=metrics.EngineObserver("analysis"))
     return _analysis_pool
 
 

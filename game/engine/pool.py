@@ -24,9 +24,9 @@ import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, Protocol, TypeVar
 
-__all__ = ["EngineBusy", "EnginePool", "shutdown_all"]
+__all__ = ["EngineBusy", "EnginePool", "PoolObserver", "shutdown_all"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -64,17 +64,38 @@ class EngineBusy(Exception):
     """Every worker is busy and the waiting line is full: try again later."""
 
 
+class PoolObserver(Protocol):
+    """What a pool tells whoever watches it (the site's metrics): told under the pool's lock, so
+    each call must be quick and must not call the pool."""
+
+    def in_flight(self, running_or_waiting: int, workers: int) -> None:
+        """Calls running or waiting now (those beyond ``workers`` wait), after each change."""
+
+    def waited(self, seconds: float) -> None:
+        """A call waited ``seconds`` from its submission until a worker started it."""
+
+    def busy(self) -> None:
+        """A call was refused with :class:`EngineBusy`."""
+
+
+def _stamped(call: Callable[[], T]) -> tuple[float, T]:
+    """Run ``call`` in the worker; return the (wall-clock) time it started with its result."""
+    return time.time(), call()
+
+
 class EnginePool:
     """A bounded pool of engine workers.
 
     ``workers``: searches running at once (processes or threads);
     ``kind``: ``"process"`` (default) or ``"thread"``; ``max_waiting``: calls
-    that may wait for a free worker. Raises ValueError for a bad ``kind`` or
+    that may wait for a free worker; ``observer``: told the calls in flight, each call's wait for a
+    worker and each refusal (:class:`PoolObserver`). Raises ValueError for a bad ``kind`` or
     a count below its minimum (1 worker, 0 waiting). The workers start on
     first use; :meth:`shutdown` stops them.
     """
 
-    def __init__(self, workers: int = 2, kind: str = "process", max_waiting: int = 8) -> None:
+    def __init__(self, workers: int = 2, kind: str = "process", max_waiting: int = 8,
+                 observer: PoolObserver | None = None) -> None:
         if kind not in ("process", "thread"):
             raise ValueError(f"kind must be 'process' or 'thread', not {kind!r}")
         if workers < 1 or max_waiting < 0:
@@ -82,6 +103,7 @@ class EnginePool:
         self.workers = workers
         self.kind = kind
         self.max_waiting = max_waiting
+        self.observer = observer
         self._executor: concurrent.futures.Executor | None = None
         self._lock = threading.Lock()
         self._in_flight = 0
@@ -113,12 +135,27 @@ class EnginePool:
     def _enter(self) -> None:
         with self._lock:
             if self._in_flight >= self.workers + self.max_waiting:
+                if self.observer is not None:
+                    self.observer.busy()
                 raise EngineBusy(f"the engine is busy ({self._in_flight} searches running or waiting)")
             self._in_flight += 1
+            if self.observer is not None:
+                self.observer.in_flight(self._in_flight, self.workers)
 
     def _leave(self) -> None:
         with self._lock:
             self._in_flight -= 1
+            if self.observer is not None:
+                self.observer.in_flight(self._in_flight, self.workers)
+
+    async def _submit(self, loop: asyncio.AbstractEventLoop, executor: concurrent.futures.Executor,
+                      call: Callable[[], T]) -> T:
+        if self.observer is None:
+            return await loop.run_in_executor(executor, call)
+        submitted = time.time()
+        started, result = await loop.run_in_executor(executor, functools.partial(_stamped, call))
+        self.observer.waited(max(0.0, started - submitted))
+        return result
 
     async def run(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run ``function(*args, **kwargs)`` in a worker and return its result, without blocking the loop.
@@ -135,7 +172,7 @@ class EnginePool:
             for attempt in (1, 2):
                 executor = self._get_executor()
                 try:
-                    return await loop.run_in_executor(executor, call)
+                    return await self._submit(loop, executor, call)
                 except BrokenProcessPool:
                     self._reset(executor)
                     if attempt == 2:

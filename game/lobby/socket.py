@@ -40,6 +40,7 @@ from channels.layers import BaseChannelLayer, get_channel_layer
 from django.conf import settings
 from django.urls import reverse
 
+from checkers_site.ops import logs, metrics
 from game.lobby import pools
 from game.lobby.pairing import POOLS, Pairing, Seek
 from game.lobby.pools import MatchmakingUnavailable
@@ -231,6 +232,8 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
     player_id: str | None = None
     ticker: asyncio.Task | None = None
     joined: tuple[str, ...] = ()
+    #: Counted in the open sockets' gauge (from a connect that joined its groups to its disconnect).
+    counted = False
 
     async def connect(self):
         session = self.scope.get("session")
@@ -254,6 +257,8 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             await self.leave_groups()
             raise
         self.ticker = asyncio.create_task(self.tick())
+        self.counted = True
+        metrics.lobby_sockets.inc()
 
     async def join(self, group: str) -> None:
         """Join a channel-layer group, remembered for :meth:`leave_groups`.  A failure is logged:
@@ -274,6 +279,10 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                 await self.channel_layer.group_discard(group, self.channel_name)
 
     async def disconnect(self, code):
+        logs.bind(close_code=code)
+        if self.counted:
+            self.counted = False
+            metrics.lobby_sockets.dec()
         if self.ticker is not None:
             self.ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

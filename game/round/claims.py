@@ -7,6 +7,7 @@ from datetime import datetime
 
 from django.conf import settings
 
+from checkers_site.ops import metrics
 from game import rules
 from game.computer.seat import is_computer
 from game.models import Game
@@ -53,7 +54,13 @@ def claim(game_id: str, player_id: str | None, draw: bool, now: datetime | None 
             return Change("claimed_draw", finished(rules.Outcome(rules.Termination.ABANDONED, None)))
         return Change("claimed_win", finished(rules.Outcome(rules.Termination.ABANDONED, seat)))
 
-    return act(game_id, player_id, decide, now)
+    try:
+        progress = act(game_id, player_id, decide, now)
+    except ActionError as exc:
+        metrics.claim_outcome(exc.code)
+        raise
+    metrics.claim_outcome("claimed_draw" if draw else "claimed_win")
+    return progress
 
 
 def claim_win(game_id: str, player_id: str | None, now: datetime | None = None) -> Progress:

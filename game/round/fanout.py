@@ -49,6 +49,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 from redis.retry import Retry
 
+from checkers_site.ops import metrics
 from game.round.events import Event, publications, read_publication
 from game.sockets import in_background
 
@@ -197,6 +198,8 @@ class Hub:
         self.subscribed.set()
         if self.subscriptions > 1:
             sockets = [m for members in self.members.values() for m in members]
+            metrics.resubscriptions.inc()
+            metrics.resyncs.inc(len(sockets))
             log.warning("game events subscribed again: resynchronising %d sockets", len(sockets))
             for member in sockets:
                 member.resync()
@@ -271,8 +274,10 @@ async def publish(game_id: str, events: Sequence[Event], fallback: Fallback | No
     texts = publications(events)
     try:
         await hub().publish(game_id, texts)
+        metrics.events_published.inc(len(texts))
         return True
     except Unavailable as exc:
+        metrics.first_publish_failed.inc()
         log.warning("could not publish to game %s: %s", game_id, exc)
     if fallback is not None:
         for event in events:
@@ -291,8 +296,10 @@ async def _republish(game_id: str, texts: list[str]) -> None:
         await asyncio.sleep(delay)
         try:
             await hub().publish(game_id, texts)
+            metrics.events_republished.inc(len(texts))
             return
         except Unavailable as exc:
+            metrics.republish_failed.inc()
             log.warning("could not publish to game %s again: %s", game_id, exc)
 
 
@@ -304,8 +311,10 @@ def publish_sync(game_id: str, events: Sequence[Event]) -> bool:
     texts = publications(events)
     try:
         _publish_sync(game_id, texts)
+        metrics.events_published.inc(len(texts))
         return True
     except Unavailable as exc:
+        metrics.first_publish_failed.inc()
         log.warning("could not publish to game %s: %s", game_id, exc)
 
     def again() -> None:
@@ -313,8 +322,10 @@ def publish_sync(game_id: str, events: Sequence[Event]) -> bool:
             time.sleep(delay)
             try:
                 _publish_sync(game_id, texts)
+                metrics.events_republished.inc(len(texts))
                 return
             except Unavailable as exc:
+                metrics.republish_failed.inc()
                 log.warning("could not publish to game %s again: %s", game_id, exc)
 
     threading.Thread(target=again, name=f"republish:{game_id}", daemon=True).start()

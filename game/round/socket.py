@@ -25,6 +25,7 @@ from django.conf import settings
 from django.db import DatabaseError
 from django.utils import timezone
 
+from checkers_site.ops import logs, metrics
 from game.computer import player as computer_player
 from game.computer.seat import has_computer
 from game.round import actions, admission, claims, drawer, events, fanout, presence, reads, rematcher, turns
@@ -119,6 +120,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
 
     async def connect(self) -> None:
         self.game_id = self.scope["url_route"]["kwargs"]["game_id"]
+        logs.bind(game_id=self.game_id)  # every line of this socket's task names its game
         self.channel_name = uuid.uuid4().hex
         session = self.scope.get("session")
         self.player_id = session.get("player_id") if session is not None else None
@@ -153,8 +155,10 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
                                      if isinstance(exc, DatabaseError) else "game events unavailable")
                 return
             self.role = snapshot.you or "S"
+            logs.bind(seat=self.role)
             self.computer = has_computer(snapshot.state)
             self.entered = True
+            metrics.game_sockets.inc()
             await self.accept()
             await self.send_event(snapshot)
         # In the background: a burst of sockets connecting must not hold up their first moves.
@@ -174,6 +178,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         await handler(message)
 
     async def disconnect(self, code: int) -> None:
+        logs.bind(close_code=code)
+        log.debug("game socket closed")  # with its game, seat and close code (checkers_site/ops/logs.py)
         if self.timer:
             self.timer.cancel()
         if self.session_limit is not None and self.player_id:
@@ -183,6 +189,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         if self.joined:
             fanout.hub().leave(self.game_id, self)
         if self.entered:
+            metrics.game_sockets.dec()
             if self.entering is not None and not self.entering.done():
                 await asyncio.wait([self.entering])  # the entry is written before it is removed
             await presence.leave(self.game_id, self.channel_name, self.role)
@@ -214,11 +221,17 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
                     and not isinstance(message, PlayMove):
                 await self.check_clock()
             await self.handle(message, arrived)
+            if isinstance(message, PlayMove):
+                metrics.move_accepted(arrived_mono)
         except ActionError as exc:
+            if isinstance(message, PlayMove):
+                metrics.move_refused(exc.code)
             await self.send_message(exc.as_event())
             if exc.code in ("stale", "bad_version"):
                 await self.send_snapshot()
         except DatabaseError as exc:
+            if isinstance(message, PlayMove):
+                metrics.move_refused("unavailable")
             log.error("database unavailable for game %s: %s", self.game_id, exc)
             await self.send_message({"type": "error", "code": "unavailable",
                                   "message": "The server cannot reach its database right now; "
@@ -282,6 +295,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             what = "move" if isinstance(message, PlayMove) else "do that"
             raise ActionError("not_seated", f"Only the seated players can {what}; you are watching.")
         self.role = seat.value
+        logs.bind(seat=self.role)
 
     async def publish(self, progress: Progress) -> None:
         """Publish the committed events of ``progress`` to the game (:func:`game.round.fanout.publish`:

@@ -1,0 +1,43 @@
+"""The first middleware: answers the operations endpoints before any other runs, and binds each
+request's method and path to its log lines (:mod:`checkers_site.ops.logs`).
+
+``/healthz``, ``/readyz`` and ``/metrics`` skip the session, CSRF, authentication and the
+security middleware (a load balancer probes by address, over plain HTTP): no cookie is read
+or set.  Async-capable: under Daphne ``/healthz`` is answered on the event loop.
+"""
+
+from __future__ import annotations
+
+from asgiref.sync import iscoroutinefunction, sync_to_async
+from django.utils.decorators import sync_and_async_middleware
+
+from checkers_site.ops import health, logs, metrics
+
+HEALTHZ, READYZ, METRICS = "/healthz", "/readyz", "/metrics"
+
+
+@sync_and_async_middleware
+def ops_middleware(get_response):
+    async def answer_async(request):
+        path = request.path_info
+        if path == HEALTHZ:
+            return health.liveness()
+        if path == READYZ:
+            return await health.readiness_async()
+        if path == METRICS:
+            return await sync_to_async(metrics.view, thread_sensitive=False)(request)
+        with logs.bound(method=request.method, path=request.path):
+            return await get_response(request)
+
+    def answer(request):
+        path = request.path_info
+        if path == HEALTHZ:
+            return health.liveness()
+        if path == READYZ:
+            return health.readiness()
+        if path == METRICS:
+            return metrics.view(request)
+        with logs.bound(method=request.method, path=request.path):
+            return get_response(request)
+
+    return answer_async if iscoroutinefunction(get_response) else answer
