@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint install redis migrate clean
+.PHONY: run test lint install redis migrate clean system-packages
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +28,14 @@ migrate: install
 run: install redis migrate
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-1} $(PY) -m checkers_site.serve -b $(HOST) -p $(PORT) checkers_site.asgi:application
 
+# Chromium and nginx for the browser and system tests: installed with apt-get when missing and
+# allowed (root, or sudo without a password), else the one command to run is printed and make stops.
+# SKIP_SYSTEM_PACKAGES=1 skips the check.
+system-packages:
+	@if [ "$(SKIP_SYSTEM_PACKAGES)" != 1 ]; then sh scripts/system_packages.sh; fi
+
 # Everything: lint (unless SKIP_LINT=1, for a run that has just linted), then every test.
-test: install redis
+test: system-packages install redis
 	@if [ "$(SKIP_LINT)" != 1 ]; then $(MAKE) --no-print-directory lint; fi
 	$(PY) -m pytest $(PYTEST_ARGS)
 

@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "channels",
+    "csp",
     "game",
 ]
 
@@ -89,6 +90,10 @@ MIDDLEWARE = [
     "checkers_site.ops.middleware.ops_middleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Below WhiteNoise, which answers static files itself (precompressed .br and .gz).
+    "django.middleware.gzip.GZipMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "checkers_site.headers.PermissionsPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -242,14 +247,35 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = DEBUG
 
+# Security headers (checkers_site/headers.py). The pages load only their own ES modules and
+# stylesheet; data reaches scripts through json_script blocks, never inline code, and the sockets
+# go to the same origin ('self' covers ws: and wss: there).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],  # the favicon is a data: URI
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+SECURE_REFERRER_POLICY = "same-origin"
+PERMISSIONS_POLICY = ("accelerometer=(), camera=(), geolocation=(), gyroscope=(), magnetometer=(), "
+                      "microphone=(), payment=(), usb=(), browsing-topics=()")
+
 if env.bool("DJANGO_SECURE", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = True
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
-    SECURE_HSTS_SECONDS = env.int("DJANGO_HSTS_SECONDS", default=60 * 60 * 24 * 30)
+    SECURE_HSTS_SECONDS = env.int("DJANGO_HSTS_SECONDS", default=60 * 60 * 24 * 365)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-    SECURE_HSTS_PRELOAD = True
+    # The preload list accepts only a max-age of at least a year.
+    SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS >= 60 * 60 * 24 * 365
 
 # Logs (checkers_site/ops/logs.py): one JSON object a line in production, readable text in
 # development, each with its request's or socket's context.

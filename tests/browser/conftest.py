@@ -158,18 +158,24 @@ def _save_failure(item, contexts) -> Path:
 def new_context(browser):
     """Factory for fresh browser contexts (separate cookies: separate people); all closed afterwards.
 
-    Uncaught script errors on any page of these contexts fail the test at teardown. When the test
-    fails, screenshots and HTML of its pages and the server logs are saved (``FAILURES``).
+    Uncaught script errors and Content-Security-Policy refusals on any page of these contexts fail
+    the test at teardown. When the test fails, screenshots and HTML of its pages and the server
+    logs are saved (``FAILURES``).
     """
     contexts = []
     page_errors = []
+
+    def watch(page):
+        page.on("pageerror", lambda err: page_errors.append(f"{page.url}: {err}"))
+        # Whatever the Content-Security-Policy refused (an inline script or style, a foreign source).
+        page.on("console", lambda msg: page_errors.append(f"{page.url}: {msg.text}")
+                if msg.type == "error" and "Content Security Policy" in msg.text else None)
 
     def make():
         # Reduced motion: no CSS transitions or endless pulses to wait for or to paint.
         context = browser.new_context(viewport={"width": 1100, "height": 850}, reduced_motion="reduce")
         context.set_default_timeout(10_000)
-        context.on("page", lambda page: page.on(
-            "pageerror", lambda err: page_errors.append(f"{page.url}: {err}")))
+        context.on("page", lambda page: watch(page))
         contexts.append(context)
         return context
 
