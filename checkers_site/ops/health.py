@@ -73,7 +73,11 @@ def _outcome(name: str, future: concurrent.futures.Future | asyncio.Future, done
 
 def _answer(results: dict[str, str]) -> HttpResponse:
     ready = all(result == "ok" for result in results.values())
-    return HttpResponse(json.dumps(results), status=200 if ready else 503, content_type="application/json")
+    response = HttpResponse(json.dumps(results), status=200 if ready else 503, content_type="application/json")
+    # Not logged again by Django as a server error (nor sent to Sentry) at every probe: the failed
+    # check has its own line above.
+    response._has_been_logged = True  # type: ignore[attr-defined]
+    return response
 
 
 def liveness() -> HttpResponse:

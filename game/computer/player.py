@@ -33,6 +33,7 @@ before the player's own move has been drawn).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import logging
 import random
@@ -40,7 +41,7 @@ import time
 
 from django.conf import settings
 
-from checkers_site.ops import metrics
+from checkers_site.ops import logs, metrics
 from game import rules
 from game.computer.seat import level_of
 from game.engine import EngineBusy, EnginePool, levels
@@ -165,7 +166,9 @@ def wake(game_id: str) -> asyncio.Task:
     if task is not None and not task.done():
         _again.add(game_id)
         return task
-    task = asyncio.get_running_loop().create_task(_work(game_id), name=f"computer:{game_id}")
+    # A context of its own: its log lines name the game, not the seat of the socket that woke it.
+    task = asyncio.get_running_loop().create_task(_work(game_id), name=f"computer:{game_id}",
+                                                  context=contextvars.Context())
     _tasks[game_id] = task
 
     def forget(done: asyncio.Task) -> None:
@@ -177,6 +180,7 @@ def wake(game_id: str) -> asyncio.Task:
 
 
 async def _work(game_id: str) -> None:
+    logs.bind(game_id=game_id, seat="computer")
     refused = 0
     try:
         for _ in range(MAX_STEPS):

@@ -34,6 +34,7 @@ holds events back until its snapshot is sent.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import threading
 import time
@@ -122,7 +123,9 @@ class Hub:
     def start(self) -> None:
         """Start the subscription (once)."""
         if self.reader is None:
-            self.reader = asyncio.get_running_loop().create_task(self._read())
+            # A context of its own: its log lines are the process's, not those of the socket that
+            # happened to start it (checkers_site/ops/logs.py).
+            self.reader = asyncio.get_running_loop().create_task(self._read(), context=contextvars.Context())
 
     async def join(self, game_id: str, member: Member) -> None:
         """Give ``member`` every event of ``game_id`` published from now on.

@@ -64,10 +64,13 @@ def fresh_readiness_client():
 
 @pytest.mark.django_db(transaction=True)
 @override_settings(REDIS_URL="redis://127.0.0.1:1/0")
-def test_readyz_is_503_when_redis_is_unreachable(fresh_readiness_client):
-    response = Client().get("/readyz")
+def test_readyz_is_503_when_redis_is_unreachable(fresh_readiness_client, caplog):
+    with caplog.at_level(logging.INFO):
+        response = Client().get("/readyz")
     assert response.status_code == 503
     assert response.json() == {"database": "ok", "redis": "error: ConnectionError"}
+    # One warning with the cause; no "Service Unavailable" error line (nor Sentry event) per probe.
+    assert [(r.name, r.levelname) for r in caplog.records] == [("checkers_site.ops.health", "WARNING")]
 
 
 @pytest.fixture
