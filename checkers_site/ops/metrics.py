@@ -29,6 +29,7 @@ bound once, incremented where the thing happens.
 ``checkers_db_pool_connections{state}``          PostgreSQL pool: ``size``, ``available``, ``max``
 ``checkers_db_pool_requests_waiting``            requests waiting for a pooled connection
 ``checkers_db_pool_requests_total`` ...          connections lent, queued, failed (this process)
+``checkers_db_pool_sampled{stat}``               multiprocess mode: the same, sampled, summed
 ===============================================  ================================================
 
 ``/metrics`` (:func:`view`) answers only when ``METRICS_ENABLED`` (default on),

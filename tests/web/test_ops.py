@@ -282,6 +282,25 @@ async def test_engine_pool_queue_wait_and_refusals_are_observed():
     pool.shutdown(wait=True)
 
 
+def test_several_processes_add_up_in_multiprocess_mode(tmp_path):
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "checkers_site.settings_test",
+           "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
+    prelude = "import django; django.setup(); from checkers_site.ops import metrics; "
+    for _ in range(2):  # two server processes, each with a socket open when it exits
+        subprocess.run([sys.executable, "-c", prelude + "metrics.start_process(); metrics.move_accepted(0); "
+                        "metrics.move_refused('illegal_move'); metrics.game_sockets.inc()"],
+                       cwd=ROOT, env=env, check=True, timeout=60)
+    out = subprocess.run([sys.executable, "-c", prelude + "metrics.game_sockets.inc(); "
+                          "import sys; sys.stdout.write(metrics.exposition().decode())"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, check=True, timeout=60).stdout
+    samples = parse(out)
+    assert value(samples, "checkers_moves_accepted_total") == 2
+    assert value(samples, "checkers_moves_refused_total", code="illegal_move") == 2
+    assert value(samples, "checkers_move_seconds_count") == 2
+    # The gauge counts the live process only: the two that exited took their sockets with them.
+    assert value(samples, "checkers_open_sockets", kind="game") == 1
+
+
 @pytest.mark.django_db(transaction=True)
 def test_database_pool_usage_is_shown_on_postgresql():
     with connection.cursor() as cursor:
