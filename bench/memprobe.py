@@ -7,10 +7,14 @@ JSON line to ``DIR/memprobe-<pid>.jsonl``:
 - ``t_s`` (since the process started), ``rss_mb``, and glibc's heap (``mallinfo2``: bytes in use
   by malloc, bytes free inside its arenas): RSS that malloc holds but nobody uses is fragmentation,
   not a leak;
+- ``arenas``: every glibc arena (``malloc_stats``: the main one and the threads'), bytes taken
+  from the system and in use; ``mallinfo2`` covers the main arena only;
 - ``pymalloc``: Python's small-object allocator (arenas allocated, bytes in them);
 - ``gc_objects``: objects the garbage collector tracks, and ``types``: the count of every type
   with at least ``MEMPROBE_MIN`` (10) of them, so two probes can be compared type by type;
   ``gc_collections`` per generation so far;
+- with ``MEMPROBE_TRIM=1``, after each probe ``malloc_trim(0)`` (glibc gives free pages back)
+  and ``rss_after_trim_mb``: how much of the RSS was free memory malloc kept;
 - with ``MEMPROBE_TRACEMALLOC=N`` (frames kept per allocation; tracemalloc slows the process
   down noticeably, for short runs only): Python's traced memory, and the 25 source lines whose
   allocations grew most since the first probe after ``MEMPROBE_BASELINE_S`` (120 s).
@@ -25,6 +29,7 @@ import ctypes
 import gc
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -58,13 +63,13 @@ def _rss_mb() -> float:
     return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
 
 
-def _pymalloc() -> dict:
-    """Arenas of pymalloc from ``sys._debugmallocstats`` (written to stderr: read via a pipe)."""
+def _stderr_of(function) -> str:
+    """What ``function`` writes to the C stderr (fd 2), read through a pipe."""
     read, write = os.pipe()
     saved = os.dup(2)
     try:
         os.dup2(write, 2)
-        sys._debugmallocstats()
+        function()
     finally:
         os.dup2(saved, 2)
         os.close(saved)
@@ -73,8 +78,31 @@ def _pymalloc() -> dict:
     while chunk := os.read(read, 65536):
         chunks.append(chunk)
     os.close(read)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def _glibc_arenas() -> dict | None:
+    """``malloc_stats()``: system and in-use MB of each glibc arena, and in all (mmap included)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        text = _stderr_of(libc.malloc_stats)
+    except (OSError, AttributeError):
+        return None
+    system = [int(n) for n in re.findall(r"system bytes\s*=\s*(\d+)", text)]
+    in_use = [int(n) for n in re.findall(r"in use bytes\s*=\s*(\d+)", text)]
+    mb = lambda n: round(n / 2**20, 1)  # noqa: E731
+    if not system:
+        return None
+    # The last pair is the total (mmap included); the others are the arenas.
+    return {"count": len(system) - 1, "system_mb": [mb(n) for n in system[:-1]],
+            "in_use_mb": [mb(n) for n in in_use[:-1]], "total_system_mb": mb(system[-1]),
+            "total_in_use_mb": mb(in_use[-1])}
+
+
+def _pymalloc() -> dict:
+    """Arenas of pymalloc from ``sys._debugmallocstats``."""
     out = {}
-    for line in b"".join(chunks).decode(errors="replace").splitlines():
+    for line in _stderr_of(sys._debugmallocstats).splitlines():
         for key, name in (("# arenas allocated current", "arenas"),
                           ("# bytes in allocated blocks", "allocated_bytes"),
                           ("# bytes in available blocks", "available_bytes")):
@@ -86,7 +114,7 @@ def _pymalloc() -> dict:
 def _probe(path: str, least: int, baseline_s: float, state: dict) -> None:
     counts = Counter(type(o).__qualname__ for o in gc.get_objects())
     line: dict = {"t_s": round(time.monotonic() - STARTED, 1), "rss_mb": _rss_mb(),
-                  "malloc": _mallinfo(), "pymalloc": _pymalloc(),
+                  "malloc": _mallinfo(), "arenas": _glibc_arenas(), "pymalloc": _pymalloc(),
                   "gc_objects": sum(counts.values()), "gc_collections": [s["collections"] for s in gc.get_stats()],
                   "types": {name: n for name, n in counts.most_common() if n >= least}}
     if tracemalloc.is_tracing():
@@ -101,6 +129,9 @@ def _probe(path: str, least: int, baseline_s: float, state: dict) -> None:
             line["grown_since_s"] = state["baseline_t"]
             line["grown"] = [{"where": f"{d.traceback[0].filename}:{d.traceback[0].lineno}",
                               "kb": round(d.size_diff / 1024, 1), "count": d.count_diff} for d in diffs]
+    if os.environ.get("MEMPROBE_TRIM") == "1":
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        line["rss_after_trim_mb"] = _rss_mb()
     with open(path, "a") as handle:
         handle.write(json.dumps(line) + "\n")
 
