@@ -421,6 +421,7 @@ def main() -> None:
     # What bench/load.py's helpers read: the site's own limits, no memory probe, no profiles.
     args.rate_limit, args.redis_url, args.backlog, args.memprobe = "default", "", 4096, ""
     args.connect_concurrency, args.ping = 10, 20.0
+    args.site_limits = True
     limit = 300 + (len(args.floods) + 2) * (args.phase_s + GRACE_S + args.settle_s + CLOSE_LIMIT_S + 10)
     result = asyncio.run(asyncio.wait_for(main_async(args), limit))
     print(json.dumps(result, indent=2 if args.pretty else None))

@@ -14,7 +14,8 @@ What it does, in one process of plain asyncio (no uvloop), bounded in time:
    ``tests/system/processes.py``.  Server settings: ``DJANGO_DEBUG=0``, ``LOG_LEVEL=WARNING``, and
    ``GAME_SOCKET_RATE_LIMIT`` raised to ``--rate-limit`` when the think time is under a second
    (a player answering at once sends more than the default 30 a second); the figure printed says
-   which limit the server had.
+   which limit the server had.  The limits on new games and on sockets per client address are
+   off (``BENCH_LIMITS``; ``--site-limits`` keeps them): every simulated browser has the same address.
 2. Creates ``--games`` games the way the site does: the creator's browser GETs ``/`` and POSTs the
    new-game form (CSRF token and cookie, colour Black), the opponent GETs the game page and POSTs
    its join form, and each spectator GETs the game page (which gives it its session).  Redirects
@@ -765,6 +766,8 @@ def start_site(args, stack: ExitStack, tmp: Path) -> tuple[list[int], list[int],
     env["LOG_LEVEL"] = "WARNING"
     if rate_limit(args) != "default":       # "default": the site's own setting
         env["GAME_SOCKET_RATE_LIMIT"] = rate_limit(args)
+    if not getattr(args, "site_limits", False):
+        env.update(BENCH_LIMITS)
     if args.memprobe:
         Path(args.memprobe).mkdir(parents=True, exist_ok=True)
         env["MEMPROBE_DIR"] = str(Path(args.memprobe).resolve())
@@ -776,6 +779,12 @@ def start_site(args, stack: ExitStack, tmp: Path) -> tuple[list[int], list[int],
         stack.callback(daphne.stop)
         daphnes.append(daphne)
     return [d.port for d in daphnes], [d.proc.pid for d in daphnes], {"redis": Meter(redis_pids)}
+
+
+#: The site's per-address and per-session limits that a load of many browsers from one address
+#: (this client, on loopback) would meet: off, unless ``--site-limits``.
+BENCH_LIMITS = {"GAME_CREATE_RATE_LIMIT_SESSION": "", "GAME_CREATE_RATE_LIMIT_ADDRESS": "",
+                "GAME_SOCKETS_PER_ADDRESS": "0"}
 
 
 def rate_limit(args) -> str:
@@ -938,6 +947,9 @@ def main() -> None:
     parser.add_argument("--rate-limit", default="",
                         help="GAME_SOCKET_RATE_LIMIT of the started server ('default': the site's setting)")
     parser.add_argument("--server-env", nargs="*", default=[], help="more KEY=VALUE for the server")
+    parser.add_argument("--site-limits", action="store_true",
+                        help="keep the site's limits on new games and sockets per address (off by default: "
+                             "every simulated browser comes from the same address)")
     parser.add_argument("--backlog", type=int, default=1024, help="Daphne's listen backlog")
     parser.add_argument("--connect-concurrency", type=int, default=500)
     parser.add_argument("--http-workers", type=int, default=4,
