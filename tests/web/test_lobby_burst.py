@@ -7,13 +7,11 @@ import asyncio
 import copy
 
 import pytest
-import redis
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.conf import settings as django_settings
 
 from checkers_site.asgi import application
-from game.lobby.socket import pool_group
 from tests.web.conftest import make_browser
 from tests.web.test_matchmaking import POOL, matchmaking_prefix, next_message, open_lobby, seek  # noqa: F401
 
@@ -43,24 +41,26 @@ async def test_a_burst_of_lobby_sockets_does_not_cost_an_honest_pairing(alice, b
         assert connected
         return comm
 
-    before = await asyncio.to_thread(memberships, pool_group(POOL))
     burst = asyncio.gather(*(arrive(browser) for browser in crowd))
     a, b = await open_lobby(alice), await open_lobby(bob)
+    crowd_sockets = await burst
     await seek(a)
+    # Every socket of the burst joined the pool's group: the count Alice's seek changed reaches it.
+    for comm in crowd_sockets:
+        assert await pushed_count(comm) == 1
     await seek(b)
     paired = [await next_message(a, timeout=20), await next_message(b, timeout=20)]
     assert [m["type"] for m in paired] == ["paired", "paired"], paired
     assert paired[0]["game"] == paired[1]["game"]
-    crowd_sockets = await burst
-    # Every socket of the burst joined the pool's group (its counts reach it), none failed.
-    assert await asyncio.to_thread(memberships, pool_group(POOL)) - before == BURST + 2
     for comm in [a, b, *crowd_sockets]:
         await comm.disconnect()
 
 
-def memberships(group: str) -> int:
-    client = redis.Redis.from_url(django_settings.REDIS_URL)
-    try:
-        return client.zcard(f"{django_settings.REDIS_PREFIX}:group:{group}")
-    finally:
-        client.close()
+async def pushed_count(comm, timeout: float = 10) -> int:
+    """The first count of the pool pushed to ``comm`` that is not 0 (the counts it was sent when it
+    connected are passed over)."""
+    async with asyncio.timeout(timeout):
+        while True:
+            message = await comm.receive_json_from(timeout=timeout)
+            if message["type"] == "pool" and message["pool"] == POOL and message["waiting"]:
+                return message["waiting"]
