@@ -17,7 +17,8 @@ JSON line to ``DIR/memprobe-<pid>.jsonl``:
   and ``rss_after_trim_mb``: how much of the RSS was free memory malloc kept;
 - with ``MEMPROBE_TRACEMALLOC=N`` (frames kept per allocation; tracemalloc slows the process
   down noticeably, for short runs only): Python's traced memory, and the 25 source lines whose
-  allocations grew most since the first probe after ``MEMPROBE_BASELINE_S`` (120 s).
+  allocations grew most since the first probe after ``MEMPROBE_BASELINE_S`` (120 s), and
+  ``traced_total_mb``, the traced memory of the site (this probe's own snapshots left out).
 
 Nothing here changes how the site runs apart from the probe's own pauses (counting every
 object takes ~0.1 s per 300,000 objects, once a probe).
@@ -121,11 +122,12 @@ def _probe(path: str, least: int, baseline_s: float, state: dict) -> None:
         current, _peak = tracemalloc.get_traced_memory()
         line["traced_mb"] = round(current / 2**20, 1)
         snapshot = tracemalloc.take_snapshot().filter_traces(
-            [tracemalloc.Filter(False, tracemalloc.__file__)])
+            [tracemalloc.Filter(False, tracemalloc.__file__), tracemalloc.Filter(False, __file__)])
+        line["traced_total_mb"] = round(sum(stat.size for stat in snapshot.statistics("filename")) / 2**20, 1)
         if state.get("baseline") is None and line["t_s"] >= baseline_s:
             state["baseline"], state["baseline_t"] = snapshot, line["t_s"]
         elif state.get("baseline") is not None:
-            diffs = snapshot.compare_to(state["baseline"], "lineno")[:25]
+            diffs = sorted(snapshot.compare_to(state["baseline"], "lineno"), key=lambda d: -d.size_diff)[:25]
             line["grown_since_s"] = state["baseline_t"]
             line["grown"] = [{"where": f"{d.traceback[0].filename}:{d.traceback[0].lineno}",
                               "kb": round(d.size_diff / 1024, 1), "count": d.count_diff} for d in diffs]
