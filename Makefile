@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint install redis migrate clean system-packages
+.PHONY: run test lint install redis migrate clean messages system-packages
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,16 @@ test: system-packages install redis
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy game checkers_site
+
+# The translations (README, "Languages"): gather every marked string of the pages, the server and
+# the scripts into locale/<lang>/LC_MESSAGES/{django,djangojs}.po, then compile the .mo files (both
+# are committed; tests/web/test_i18n.py checks that they agree and that nothing is left untranslated).
+# Needs GNU gettext (apt-get install gettext).
+MESSAGES_IGNORE := -i tests -i bench -i scripts -i staticfiles -i var --add-location file
+messages: install
+	DJANGO_DEBUG=1 $(PY) manage.py makemessages --all $(MESSAGES_IGNORE)
+	DJANGO_DEBUG=1 $(PY) manage.py makemessages -d djangojs --all $(MESSAGES_IGNORE)
+	DJANGO_DEBUG=1 $(PY) manage.py compilemessages -i .venv
 
 # Stops every embedded Redis of this checkout (any port), then removes var/ and staticfiles/; the
 # pid file of a server that would not stop stays in var/.

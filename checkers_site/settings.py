@@ -95,6 +95,8 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "checkers_site.headers.PermissionsPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The page's language: the language picker's cookie, else the browser's Accept-Language.
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -229,7 +231,16 @@ SESSION_COOKIE_SAMESITE = "Lax"
 
 AUTH_PASSWORD_VALIDATORS: list[dict[str, str]] = []
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+LANGUAGES = [
+    ("en", "English"),
+    ("es", "Español"),
+    ("fr", "Français"),
+]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+#: The language picker's choice is remembered per browser for a year (README, "Languages").
+LANGUAGE_COOKIE_AGE = 60 * 60 * 24 * 365
+LANGUAGE_COOKIE_SAMESITE = "Lax"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import limits
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.translation import gettext as _
 from limits.errors import StorageError
 from limits.storage import RedisStorage
 from limits.strategies import MovingWindowRateLimiter
@@ -88,7 +89,7 @@ def retry_after(rule: Rule, player_id: str | None, address: str | None) -> int |
 
 def json_refusal(seconds: int) -> JsonResponse:
     """The 429 answer of a JSON endpoint."""
-    response = JsonResponse({"error": "rate_limited", "message": "Too many requests; try again later.",
+    response = JsonResponse({"error": "rate_limited", "message": _("Too many requests; try again later."),
                              "retry_after_s": seconds}, status=429)
     response["Retry-After"] = str(seconds)
     return response
@@ -96,7 +97,7 @@ def json_refusal(seconds: int) -> JsonResponse:
 
 def page_refusal(seconds: int) -> HttpResponse:
     """The 429 answer of a form."""
-    response = HttpResponse(f"Too many new games; try again in {seconds} s.", status=429,
+    response = HttpResponse(_("Too many new games; try again in %(seconds)s s.") % {"seconds": seconds}, status=429,
                             content_type="text/plain; charset=utf-8")
     response["Retry-After"] = str(seconds)
     return response

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext_lazy as _
+
+from game.i18n import lazy_text
 from game.round.errors import ActionError
 
 #: The longest display name, in characters.
@@ -20,8 +23,9 @@ def clean_name(name: Any) -> str:
     'Alice Smith'
     """
     if not isinstance(name, str):
-        raise ActionError("bad_name", "A display name is required.")
+        raise ActionError("bad_name", _("A display name is required."))
     folded = " ".join(name.split())
     if not folded or len(folded) > NAME_MAX_CHARS or not folded.isprintable():
-        raise ActionError("bad_name", f"Choose a display name of 1 to {NAME_MAX_CHARS} characters.")
+        raise ActionError("bad_name", lazy_text(_("Choose a display name of 1 to %(max)s characters."),
+                                                max=NAME_MAX_CHARS))
     return folded

@@ -18,14 +18,19 @@ import time
 from collections import deque
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import limits
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connections
+from django.utils.translation import gettext_lazy
 
 from checkers_site import dbpool
+from game.i18n import lazy_text
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrPromise
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -165,7 +170,8 @@ class RateLimited:
 
 
 #: The ``error`` a socket sends when its client is over its rate limit.
-RATE_LIMITED = {"type": "error", "code": "rate_limited", "message": "Too many messages; slow down."}
+RATE_LIMITED = {"type": "error", "code": "rate_limited",
+                "message": gettext_lazy("Too many messages; slow down.")}
 
 
 #: Largest text frame a socket accepts from a client, in bytes (UTF-8).
@@ -179,7 +185,7 @@ class ProtocolError(ValueError):
     (``bad_message``, ``unknown_type``, ``too_large``), ``message`` the human text.
     """
 
-    def __init__(self, code: str, message: str):
+    def __init__(self, code: str, message: str | StrPromise):
         super().__init__(message)
         self.code = code
         self.message = message
@@ -193,13 +199,14 @@ def decode_frame(text: str | None, binary: bytes | None) -> dict[str, Any]:
     :data:`MAX_FRAME_BYTES`.
     """
     if text is None:
-        raise ProtocolError("bad_message", "Binary frames are not accepted; send JSON text.")
+        raise ProtocolError("bad_message", gettext_lazy("Binary frames are not accepted; send JSON text."))
     if len(text) > MAX_FRAME_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_FRAME_BYTES:
-        raise ProtocolError("too_large", f"Frames are limited to {MAX_FRAME_BYTES} bytes.")
+        raise ProtocolError("too_large", lazy_text(gettext_lazy("Frames are limited to %(bytes)s bytes."),
+                                                   bytes=MAX_FRAME_BYTES))
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):
-        raise ProtocolError("bad_message", "The frame is not valid JSON.") from None
+        raise ProtocolError("bad_message", gettext_lazy("The frame is not valid JSON.")) from None
     if not isinstance(data, dict):
-        raise ProtocolError("bad_message", "A message must be a JSON object with a 'type'.")
+        raise ProtocolError("bad_message", gettext_lazy("A message must be a JSON object with a 'type'."))
     return data

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from game import http_limits
 from game.forms import JoinForm, NewGameForm
+from game.i18n import pool_label, time_control_label
 from game.lobby.pairing import POOLS
 from game.models import Game
 from game.round import actions, reads
@@ -47,8 +48,17 @@ def home(request):
             return redirect("game", game_id=game.id)
     else:
         form = NewGameForm(initial={"name": request.session.get("name", "")})
-    return render(request, "home.html", {"form": form, "live_games": reads.live_games(),
-                                         "pools": list(POOLS.values())})
+    pools = [{"id": pool.id, "label": pool_label(pool.id)} for pool in POOLS.values()]
+    return render(request, "home.html", {"form": form, "live_games": _live_games(), "pools": pools})
+
+
+def _live_games() -> list[dict]:
+    """:func:`game.round.reads.live_games` with each time control in the page's language."""
+    games = reads.live_games()
+    for game in games:
+        if game.get("control"):
+            game["label"] = time_control_label(game["control"])
+    return games
 
 
 def _game_or_404(game_id: str) -> Game:
@@ -112,4 +122,4 @@ def game_pdn(request, game_id):
 @require_GET
 def live_games(request):
     """JSON list of the games being played now: ``{"games": [...]}`` (see :func:`game.round.reads.live_games`)."""
-    return JsonResponse({"games": reads.live_games()})
+    return JsonResponse({"games": _live_games()})

@@ -21,11 +21,14 @@ JSON errors are ``{"error": code, "message": text}`` with status 400
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from asgiref.sync import sync_to_async
 from django import forms
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils.functional import lazy
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_POST
 
 from game import http_limits, rules
@@ -33,10 +36,17 @@ from game.computer import seat as computer_seat
 from game.computer.player import analysis_pool
 from game.engine import ANALYSIS_MAX_MS, LEVELS, EngineBusy, levels
 from game.forms import NameField
+from game.i18n import lazy_text, level_name, outcome_reason
 from game.models import Game, Move, is_game_id
 from game.round import actions, reads
+from game.round.errors import ActionError
 from game.sockets import in_db_thread
 from game.views import player_id
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrPromise
+
+_lazy_level_name = lazy(level_name, str)
 
 #: The analysis board's default thinking time (ms).
 ANALYSIS_DEFAULT_MS = 1000
@@ -47,11 +57,13 @@ MAX_TEXT = 200
 class ComputerGameForm(forms.Form):
     """Home page: a game against the computer."""
 
-    name = NameField(label="Your name", required=False)
-    level = forms.TypedChoiceField(choices=[(lv.number, f"{lv.number} · {lv.name}") for lv in LEVELS],
-                                   coerce=int, initial=3, label="Level")
-    color = forms.ChoiceField(choices=[("random", "Random"), ("B", "Black"), ("W", "White")],
-                              initial="random", label="Play as")
+    name = NameField(label=_("Your name"), required=False)
+    level = forms.TypedChoiceField(choices=[(lv.number, lazy_text("%(number)s · %(name)s", number=lv.number,
+                                                                  name=_lazy_level_name(lv.number, lv.name)))
+                                            for lv in LEVELS],
+                                   coerce=int, initial=3, label=_("Level"))
+    color = forms.ChoiceField(choices=[("random", _("Random")), ("B", _("Black")), ("W", _("White"))],
+                              initial="random", label=_("Play as"))
 
 
 @require_POST
@@ -65,12 +77,13 @@ def play_computer(request):
     form = ComputerGameForm(request.POST)
     if not form.is_valid():
         reasons = "; ".join(f"{field}: {' '.join(str(e) for e in errors)}" for field, errors in form.errors.items())
-        return HttpResponse(f"Cannot start the game ({reasons}).", status=400, content_type="text/plain")
+        return HttpResponse(_("Cannot start the game (%(reasons)s).") % {"reasons": reasons}, status=400,
+                            content_type="text/plain; charset=utf-8")
     wait = http_limits.retry_after(http_limits.GAME_CREATE, player_id(request),
                                    http_limits.client_address(request))
     if wait is not None:
         return http_limits.page_refusal(wait)
-    name = form.cleaned_data["name"] or request.session.get("name") or "Guest"
+    name = form.cleaned_data["name"] or request.session.get("name") or str(_("Guest"))
     if form.cleaned_data["name"]:
         request.session["name"] = name
     black, white = computer_seat.seats(player_id(request), name, form.cleaned_data["color"],
@@ -79,7 +92,7 @@ def play_computer(request):
     return redirect("game", game_id=game.id)
 
 
-def _error(code: str, message: str, status: int = 400) -> JsonResponse:
+def _error(code: str, message: str | StrPromise, status: int = 400) -> JsonResponse:
     return JsonResponse({"error": code, "message": message}, status=status)
 
 
@@ -97,7 +110,7 @@ def describe(position: rules.Position) -> dict:
         termination = (rules.Termination.NO_PIECES if not position.pieces(position.turn)
                        else rules.Termination.NO_MOVES)
         outcome = rules.Outcome(termination, position.turn.opponent)
-        info.update(winner=position.turn.opponent.value, reason=outcome.reason)
+        info.update(winner=position.turn.opponent.value, reason=outcome_reason(outcome))
     return info
 
 
@@ -122,7 +135,7 @@ def _initial(request) -> tuple[str, str | None, str | None]:
         # Text no game id can be is an unknown game, not looked up (PostgreSQL refuses a NUL in text).
         game = Game.objects.filter(pk=game_id).only("fen").first() if is_game_id(game_id) else None
         if game is None:
-            return rules.INITIAL_FEN, "There is no such game.", None
+            return rules.INITIAL_FEN, str(_("There is no such game.")), None
         return game.fen, None, game.id
     return rules.INITIAL_FEN, None, None
 
@@ -148,7 +161,7 @@ def analysis_game(request, game_id: str):
     """
     game = Game.objects.filter(pk=game_id).only("id", "start_fen", "fen", "ply", "status").first()
     if game is None:
-        return _error("no_such_game", "There is no such game.", status=404)
+        return _error("no_such_game", _("There is no such game."), status=404)
     rows = list(Move.objects.filter(game_id=game.id, ply__lte=game.ply).order_by("ply")
                 .values_list("notation", "fen_after"))
     return JsonResponse({"id": game.id, "start_fen": game.start_fen, "moves": [notation for notation, _ in rows],
@@ -158,7 +171,7 @@ def analysis_game(request, game_id: str):
 @require_GET
 def analysis_not_a_game(request, text: str):
     """JSON 404 ``no_such_game`` for ``/analysis/game/<text>`` where no game id can be: not looked up."""
-    return _error("no_such_game", "There is no such game.", status=404)
+    return _error("no_such_game", _("There is no such game."), status=404)
 
 
 @require_GET
@@ -171,13 +184,9 @@ def analysis_position(request):
     text = request.GET.get("move")
     if text:
         try:
-            position = position.play(position.parse_move(text[:MAX_TEXT]))
-        except rules.AmbiguousMoveError as exc:
-            return _error("ambiguous_move", str(exc))
-        except rules.MalformedMoveError as exc:
-            return _error("malformed_move", str(exc))
-        except rules.IllegalMoveError as exc:
-            return _error("illegal_move", str(exc))
+            position = position.play(actions.parse_move(position, text[:MAX_TEXT]))
+        except ActionError as exc:  # ambiguous_move, malformed_move, illegal_move
+            return _error(exc.code, exc.message)
     return JsonResponse(describe(position))
 
 
@@ -187,26 +196,27 @@ async def analysis_search(request):
     try:
         body = json.loads(request.body or b"{}")
     except (ValueError, UnicodeDecodeError, RecursionError):
-        return _error("bad_request", "The request body must be a JSON object.")
+        return _error("bad_request", _("The request body must be a JSON object."))
     if not isinstance(body, dict):
-        return _error("bad_request", "The request body must be a JSON object.")
+        return _error("bad_request", _("The request body must be a JSON object."))
     try:
         position = _position(body.get("fen"))
     except rules.InvalidFenError as exc:
         return _error("bad_fen", str(exc))
     time_ms = body.get("time_ms", ANALYSIS_DEFAULT_MS)
     if not isinstance(time_ms, int) or isinstance(time_ms, bool) or not 1 <= time_ms <= ANALYSIS_MAX_MS:
-        return _error("bad_time", f"time_ms must be a whole number of milliseconds from 1 to {ANALYSIS_MAX_MS}.")
+        return _error("bad_time", lazy_text(_("time_ms must be a whole number of milliseconds from 1 to %(max)s."),
+                                            max=ANALYSIS_MAX_MS))
     player = await request.session.aget("player_id")
     wait = await sync_to_async(http_limits.retry_after, thread_sensitive=False)(
         http_limits.ANALYSIS, player, http_limits.client_address(request))
     if wait is not None:
         return http_limits.json_refusal(wait)
     if await in_db_thread(reads.playing_against_a_person)(player):
-        return _error("in_game", "You are playing a game: the engine opens again when it ends.",
+        return _error("in_game", _("You are playing a game: the engine opens again when it ends."),
                       status=403)
     try:
         result = await analysis_pool().run(levels.analyse, position.fen(), time_ms)
     except EngineBusy:
-        return _error("busy", "The engine is busy; try again in a moment.", status=503)
+        return _error("busy", _("The engine is busy; try again in a moment."), status=503)
     return JsonResponse({"fen": position.fen(), "turn": position.turn.value, **result})

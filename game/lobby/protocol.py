@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.utils.translation import gettext_lazy as _
+
+from game.i18n import lazy_text
 from game.lobby.pairing import DEFAULT_POOL, POOLS
 from game.round.protocol import Ping
 from game.sockets import ProtocolError, decode_frame
@@ -66,16 +69,18 @@ def parse_lobby_message(data: dict) -> LobbyMessage:
     if kind == "seek":
         pool = data.get("pool", DEFAULT_POOL)
         if not isinstance(pool, str):
-            raise ProtocolError("bad_message", "'pool' must be a string.")
+            raise ProtocolError("bad_message", lazy_text(_("'%(field)s' must be a string."), field="pool"))
         if pool not in POOLS:
             shown = pool if len(pool) <= 20 and pool.isprintable() else "?"
-            raise ProtocolError("unknown_pool", f"There is no pool '{shown}'; choose one of: {', '.join(POOLS)}.")
+            raise ProtocolError("unknown_pool", lazy_text(_("There is no pool '%(pool)s'; choose one of: %(pools)s."),
+                                                          pool=shown, pools=", ".join(POOLS)))
         name = data.get("name")
         if name is not None:
             if not isinstance(name, str):
-                raise ProtocolError("bad_message", "'name' must be a string.")
+                raise ProtocolError("bad_message", lazy_text(_("'%(field)s' must be a string."), field="name"))
             if len(name) > MAX_NAME_CHARS:
-                raise ProtocolError("bad_message", f"'name' is longer than {MAX_NAME_CHARS} characters.")
+                raise ProtocolError("bad_message", lazy_text(_("'%(field)s' is longer than %(max)s characters."),
+                                                             field="name", max=MAX_NAME_CHARS))
             if not name.strip():
                 name = None
         return SeekGame(pool=pool, name=name)
@@ -84,4 +89,4 @@ def parse_lobby_message(data: dict) -> LobbyMessage:
     if kind == "ping":
         return Ping()
     shown = kind if isinstance(kind, str) and len(kind) <= 20 else "?"
-    raise ProtocolError("unknown_type", f"Unknown message type '{shown}'.")
+    raise ProtocolError("unknown_type", lazy_text(_("Unknown message type '%(type)s'."), type=shown))

@@ -34,13 +34,16 @@ import random
 import time
 import uuid
 import weakref
+from typing import TYPE_CHECKING
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import BaseChannelLayer, get_channel_layer
 from django.conf import settings
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 
 from checkers_site.ops import logs, metrics
+from game.i18n import language_of_scope, resolved
 from game.lobby import pools
 from game.lobby.pairing import POOLS, Pairing, Seek
 from game.lobby.pools import MatchmakingUnavailable
@@ -49,6 +52,9 @@ from game.names import clean_name
 from game.round import actions
 from game.round.errors import ActionError
 from game.sockets import RATE_LIMITED, ProtocolError, RateLimited, decode_frame, in_background, in_db_thread
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrPromise
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +68,9 @@ COUNT_REFRESH_S = 10.0
 #: Messages one lobby socket may send (each seek or cancel costs Redis calls); more are refused.
 RATE_LIMIT = "20/second;240/minute"
 
-UNAVAILABLE_MESSAGE = ("Matchmaking is unavailable right now; please try again in a moment. "
-                       "Games in progress are not affected.")
+UNAVAILABLE_MESSAGE = _("Matchmaking is unavailable right now; please try again in a moment. "
+                        "Games in progress are not affected.")
+NO_SESSION_MESSAGE = _("Your browser has no player id yet: reload the home page.")
 
 _rng = random.SystemRandom()
 
@@ -89,8 +96,9 @@ def heartbeat_s() -> float:
     return min(float(settings.MATCHMAKING_HEARTBEAT), float(settings.MATCHMAKING_SEEK_TTL) / 3)
 
 
-def error(code: str, message: str) -> dict:
-    """The ``error`` message sent to the one socket concerned."""
+def error(code: str, message: str | StrPromise) -> dict:
+    """The ``error`` message sent to the one socket concerned (its message becomes words in the
+    socket's language when sent: :meth:`LobbyConsumer.send_json`)."""
     return {"type": "error", "code": code, "message": message}
 
 
@@ -234,15 +242,18 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
     joined: tuple[str, ...] = ()
     #: Counted in the open sockets' gauge (from a connect that joined its groups to its disconnect).
     counted = False
+    #: The language of the socket's human texts (game.i18n.language_of_scope), read at connect.
+    language: str | None = None
 
     async def connect(self):
+        self.language = language_of_scope(self.scope)
         session = self.scope.get("session")
         self.player_id = session.get("player_id") if session is not None else None
         self.session_name = session.get("name") if session is not None else None
         self.lock = asyncio.Lock()
         await self.accept()
         if not self.player_id:
-            await self.send_json(error("no_session", "Your browser has no player id yet: reload the home page."))
+            await self.send_json(error("no_session", NO_SESSION_MESSAGE))
             await self.close(code=CLOSE_NO_SESSION)
             return
         try:
@@ -307,7 +318,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json(error(exc.code, exc.message))
             return
         if not self.player_id:
-            await self.send_json(error("no_session", "Your browser has no player id yet: reload the home page."))
+            await self.send_json(error("no_session", NO_SESSION_MESSAGE))
             return
         try:
             await self.handle(message)
@@ -316,6 +327,10 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
         except MatchmakingUnavailable as exc:
             log.warning("lobby: matchmaking unavailable: %s", exc)
             await self.send_json(error("matchmaking_unavailable", UNAVAILABLE_MESSAGE))
+
+    async def send_json(self, content, close=False):
+        """Send ``content`` with its human texts in this socket's language (codes stay English)."""
+        await super().send_json(resolved(content, self.language), close=close)
 
     async def within_rate_limit(self) -> bool:
         """Count one message of this socket; False when over :data:`RATE_LIMIT` (told at most once a second)."""
@@ -339,7 +354,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
         """Put this socket's seek into the pool, tell the player, then settle the pool."""
         async with self.lock:
             if self.seek is not None:
-                raise ActionError("already_seeking", "You are already looking for a game.")
+                raise ActionError("already_seeking", _("You are already looking for a game."))
             name = clean_name(message.name if message.name is not None else self.session_name)
             assert self.player_id is not None  # receive() refuses a session without one
             seek = Seek(id=uuid.uuid4().hex, player=self.player_id, name=name, pool=message.pool,
@@ -471,8 +486,8 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             if self.seek is None or self.seek.id != message["seek"]:
                 return
             self.seek, self.cancelling = None, False
-        await self.send_json(error("pairing_failed", "An opponent was found but the game could not be created; "
-                                                     "please try again."))
+        await self.send_json(error("pairing_failed", _("An opponent was found but the game could not be "
+                                                       "created; please try again.")))
 
     async def lobby_count(self, message):
         """Group message ``lobby.count`` (``pool``, ``waiting``): forward the pool's count."""

@@ -19,8 +19,10 @@ from datetime import datetime
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from game import rules
+from game.i18n import lazy_text
 from game.models import Game
 from game.names import clean_name
 from game.round import drawer, events, store
@@ -61,11 +63,11 @@ def create_game(player_id: str, name: str, color: str, start_fen: str | None = N
     name = clean_name(name)
     control = _control(time_control)
     if not player_id:
-        raise ActionError("no_session", "Your browser session has no player id.")
+        raise ActionError("no_session", _("Your browser session has no player id."))
     if color == "random":
         color = random.choice("BW")
     if color not in ("B", "W"):
-        raise ActionError("bad_color", "Choose Black, White or random.")
+        raise ActionError("bad_color", _("Choose Black, White or random."))
     try:
         position = rules.Position.from_fen(start_fen) if start_fen else rules.Position.initial()
     except rules.RulesError as exc:
@@ -91,7 +93,7 @@ def start_game(black: tuple[str, str], white: tuple[str, str], time_control: str
     control = _control(time_control)
     (black_id, black_name), (white_id, white_name) = black, white
     if not black_id or not white_id:
-        raise ActionError("no_session", "Both players need a player id.")
+        raise ActionError("no_session", _("Both players need a player id."))
     position = rules.Position.initial()
     return Game.objects.create(
         start_fen=position.fen(), fen=position.fen(), status=Game.Status.ACTIVE,
@@ -110,13 +112,13 @@ def join_game(game_id: str, player_id: str, name: str) -> Progress:
     """
     name = clean_name(name)
     if not player_id:
-        raise ActionError("no_session", "Your browser session has no player id.")
+        raise ActionError("no_session", _("Your browser session has no player id."))
     with transaction.atomic():
         game = store.load_for_update(game_id)
         if game.seat_of(player_id):
             return Progress(game)
         if game.status != Game.Status.WAITING:
-            raise ActionError("seats_taken", "Both seats are taken; you are watching this game.")
+            raise ActionError("seats_taken", _("Both seats are taken; you are watching this game."))
         free = Color.BLACK if not game.black_player else Color.WHITE
         player_field, name_field = Game.seat_fields(free)
         store.bump(game, status=Game.Status.ACTIVE, turn_started_at=timezone.now(),
@@ -153,15 +155,16 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int,
             game = store.load_for_update(game_id)
             seat = game.seat_of(player_id)
             if seat is None:
-                raise ActionError("not_seated", "Only the seated players can move; you are watching.")
+                raise ActionError("not_seated", _("Only the seated players can move; you are watching."))
             if game.status == Game.Status.WAITING:
-                raise ActionError("not_started", "The game starts when your opponent joins.")
+                raise ActionError("not_started", _("The game starts when your opponent joins."))
             if game.is_over:
-                raise ActionError("game_over", "The game is over.")
+                raise ActionError("game_over", _("The game is over."))
             if v > game.version:
-                raise ActionError("bad_version", f"Version {v} is ahead of the game ({game.version}).")
+                raise ActionError("bad_version", lazy_text(_("Version %(v)s is ahead of the game (%(version)s)."),
+                                                           v=v, version=game.version))
             if v < game.position_version:
-                raise ActionError("stale", "Your board was out of date; it has been refreshed.")
+                raise ActionError("stale", _("Your board was out of date; it has been refreshed."))
             now = now or timezone.now()
             arrived_at = min(arrived_at or now, now)
             clock = game.clock
@@ -169,7 +172,7 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int,
             if expiry:
                 return store_update(game, None, expiry_change(expiry))
             if game.turn is not seat:
-                raise ActionError("not_your_turn", "It is your opponent's turn.")
+                raise ActionError("not_your_turn", _("It is your opponent's turn."))
             record = store.current_record(game)
             move = parse_move(record.position, text)
             record.play(move)
@@ -186,7 +189,7 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int,
             store.bump(game, **changes)
             return Progress(game, [events.move_event(game, record, move)])
     except IntegrityError:
-        raise ActionError("stale", "Another move was played first; your board has been refreshed.") from None
+        raise ActionError("stale", _("Another move was played first; your board has been refreshed.")) from None
 
 
 def parse_move(position: rules.Position, text: str) -> rules.Move:
@@ -195,12 +198,18 @@ def parse_move(position: rules.Position, text: str) -> rules.Move:
     try:
         return position.parse_move(text)
     except rules.AmbiguousMoveError as exc:
-        raise ActionError("ambiguous_move", str(exc),
-                          candidates=[str(m) for m in exc.candidates]) from None
-    except rules.MalformedMoveError as exc:
-        raise ActionError("malformed_move", str(exc)) from None
-    except rules.IllegalMoveError as exc:
-        raise ActionError("illegal_move", str(exc)) from None
+        candidates = [str(m) for m in exc.candidates]
+        raise ActionError("ambiguous_move", lazy_text(_("%(move)s is ambiguous here: it could be %(moves)s."),
+                                                      move=text.strip(), moves=", ".join(candidates)),
+                          candidates=candidates) from None
+    except rules.MalformedMoveError:
+        raise ActionError("malformed_move", lazy_text(_("%(move)s is not move notation (e.g. 11-15 or 22x15)."),
+                                                      move=repr(text)[:40])) from None
+    except rules.IllegalMoveError:
+        legal = ", ".join(str(m) for m in position.legal_moves())
+        raise ActionError("illegal_move", lazy_text(_("%(move)s is not a legal move here; the legal moves are: "
+                                                      "%(moves)s."), move=text.strip(), moves=legal)
+                          if legal else lazy_text(_("%(move)s is not a legal move here."), move=text.strip())) from None
 
 
 def check_clock(game_id: str, now: datetime | None = None) -> Progress:
@@ -242,11 +251,11 @@ def abort(game_id: str, player_id: str | None, now: datetime | None = None) -> P
     """
     def decide(game: Game, seat: Color | None) -> Change:
         if seat is None:
-            raise ActionError("not_seated", "Only the seated players can abort; you are watching.")
+            raise ActionError("not_seated", _("Only the seated players can abort; you are watching."))
         if game.is_over:
-            raise ActionError("game_over", "The game is over.")
+            raise ActionError("game_over", _("The game is over."))
         if game.ply >= ABORT_BEFORE_PLY:
-            raise ActionError("too_late", "Both sides have moved; the game can no longer be aborted.")
+            raise ActionError("too_late", _("Both sides have moved; the game can no longer be aborted."))
         return Change("aborted", finished(rules.Outcome(rules.Termination.ABORTED, None)))
 
     return act(game_id, player_id, decide, now)

@@ -6,10 +6,12 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.conf import settings
+from django.utils.translation import gettext_lazy as _
 
 from checkers_site.ops import metrics
 from game import rules
 from game.computer.seat import is_computer
+from game.i18n import lazy_text
 from game.models import Game
 from game.round import presence
 from game.round.clock import claim_after_s
@@ -33,23 +35,24 @@ def claim(game_id: str, player_id: str | None, draw: bool, now: datetime | None 
         seat = seat_in_play(game, player_id)
         limit = claim_after_s(game.control, settings.CLAIM_AFTER_LIVE_S, settings.CLAIM_AFTER_UNTIMED_S)
         if limit is None:
-            raise ActionError("not_claimable", "In correspondence games the clock decides.")
+            raise ActionError("not_claimable", _("In correspondence games the clock decides."))
         turn = game.turn
         if turn is seat:
-            raise ActionError("not_claimable", "It is your turn; only the player to move can be claimed against.")
+            raise ActionError("not_claimable", _("It is your turn; only the player to move can be claimed against."))
         if is_computer(game.player(turn)):
-            raise ActionError("not_claimable", "The computer does not leave; it is thinking.")
+            raise ActionError("not_claimable", _("The computer does not leave; it is thinking."))
         since = (game.turn_started_at or game.updated_at).timestamp()
         try:
             away = presence.offline_s(game.id, turn.value, since)
         except presence.PresenceUnavailable:
             raise ActionError("presence_unavailable",
-                              "Cannot tell whether your opponent is connected; try again.") from None
+                              _("Cannot tell whether your opponent is connected; try again.")) from None
         if away < limit:
             left = max(1, round(limit - away))
-            raise ActionError("opponent_present", f"Your opponent can still come back: "
-                                                  f"you may claim in {left} s if they stay away."
-                              if away else "Your opponent is connected.")
+            raise ActionError("opponent_present", lazy_text(_("Your opponent can still come back: "
+                                                              "you may claim in %(seconds)s s if they stay away."),
+                                                            seconds=left)
+                              if away else _("Your opponent is connected."))
         if draw:
             return Change("claimed_draw", finished(rules.Outcome(rules.Termination.ABANDONED, None)))
         return Change("claimed_win", finished(rules.Outcome(rules.Termination.ABANDONED, seat)))

@@ -5,7 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext_lazy
+
 from game import rules
+from game.i18n import lazy_text
 from game.models import Game
 from game.round.errors import ActionError
 from game.round.progress import Change, Progress, act, finished, seat_in_play
@@ -38,14 +42,16 @@ def offer_draw(game_id: str, player_id: str | None, now: datetime | None = None)
     def decide(game: Game, _seat: Color | None) -> Change:
         seat = seat_in_play(game, player_id)
         if game.draw_offer_by is seat:
-            raise ActionError("offer_pending", "Your draw offer is still pending.")
+            raise ActionError("offer_pending", _("Your draw offer is still pending."))
         if game.draw_offer_by is not None:
             return Change("draw_accepted", finished(_AGREED))
         allowed_at = getattr(game, Game.draw_ply_field(seat))
         if game.ply < allowed_at:
             moves = -(-(allowed_at - game.ply) // 2)
-            raise ActionError("too_soon", f"Your last offer was declined; you can offer a draw again "
-                                          f"after {moves} more move{'s' if moves != 1 else ''} of yours.")
+            raise ActionError("too_soon", lazy_text(ngettext_lazy(
+                "Your last offer was declined; you can offer a draw again after %(moves)s more move of yours.",
+                "Your last offer was declined; you can offer a draw again after %(moves)s more moves of yours.",
+                "moves"), moves=moves))
         return Change("draw_offered", {"draw_offer": seat.value})
 
     return act(game_id, player_id, decide, now)
@@ -61,7 +67,7 @@ def answer_draw(game_id: str, player_id: str | None, accept: bool, now: datetime
     def decide(game: Game, _seat: Color | None) -> Change:
         seat = seat_in_play(game, player_id)
         if game.draw_offer_by in (None, seat):
-            raise ActionError("no_offer", "There is no draw offer from your opponent to answer.")
+            raise ActionError("no_offer", _("There is no draw offer from your opponent to answer."))
         if accept:
             return Change("draw_accepted", finished(_AGREED))
         return Change("draw_declined", declined(game, game.ply))

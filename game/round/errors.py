@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from django.utils.translation import gettext_lazy as _
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrPromise
 
 
 class ActionError(Exception):
@@ -11,10 +16,12 @@ class ActionError(Exception):
     ``code`` is the machine-readable error code (``docs/protocol.md``, "Errors"),
     ``message`` the human text, ``extra`` more fields for the client (for an
     ambiguous move, ``candidates``).  Sent to the one socket that asked, as
-    :meth:`as_event`.
+    :meth:`as_event`.  The code is always English; the message is usually lazy
+    (``gettext_lazy``, :func:`game.i18n.lazy_text`) and becomes words in the
+    language of the socket or page that sends it (:func:`game.i18n.resolved`).
     """
 
-    def __init__(self, code: str, message: str, **extra: Any):
+    def __init__(self, code: str, message: str | StrPromise, **extra: Any):
         super().__init__(message)
         self.code = code
         self.message = message
@@ -27,4 +34,4 @@ class ActionError(Exception):
 
 def no_such_game() -> ActionError:
     """The refusal ``no_such_game``."""
-    return ActionError("no_such_game", "There is no such game.")
+    return ActionError("no_such_game", _("There is no such game."))

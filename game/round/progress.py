@@ -19,6 +19,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from game import rules
 from game.models import Game
@@ -69,11 +70,11 @@ def seat_in_play(game: Game, player_id: str | None) -> Color:
     ``game_over``, ``not_started``."""
     seat = game.seat_of(player_id)
     if seat is None:
-        raise ActionError("not_seated", "Only the seated players can do that; you are watching.")
+        raise ActionError("not_seated", _("Only the seated players can do that; you are watching."))
     if game.is_over:
-        raise ActionError("game_over", "The game is over.")
+        raise ActionError("game_over", _("The game is over."))
     if game.status == Game.Status.WAITING:
-        raise ActionError("not_started", "The game starts when your opponent joins.")
+        raise ActionError("not_started", _("The game starts when your opponent joins."))
     return seat
 
 

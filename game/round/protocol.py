@@ -12,6 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.translation import gettext_lazy as _
+
+from game.i18n import lazy_text
 from game.sockets import MAX_FRAME_BYTES, ProtocolError, decode_frame
 
 __all__ = [
@@ -83,18 +86,19 @@ ClientMessage = PlayMove | Sync | Ping | ClockCheck | Action
 def _int_field(data: dict[str, Any], name: str) -> int:
     value = data.get(name)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ProtocolError("bad_message", f"'{name}' must be an integer.")
+        raise ProtocolError("bad_message", lazy_text(_("'%(field)s' must be an integer."), field=name))
     if not 0 <= value < 2**31:
-        raise ProtocolError("bad_message", f"'{name}' is out of range.")
+        raise ProtocolError("bad_message", lazy_text(_("'%(field)s' is out of range."), field=name))
     return value
 
 
 def _str_field(data: dict[str, Any], name: str, max_chars: int) -> str:
     value = data.get(name)
     if not isinstance(value, str):
-        raise ProtocolError("bad_message", f"'{name}' must be a string.")
+        raise ProtocolError("bad_message", lazy_text(_("'%(field)s' must be a string."), field=name))
     if len(value) > max_chars:
-        raise ProtocolError("bad_message", f"'{name}' is longer than {max_chars} characters.")
+        raise ProtocolError("bad_message", lazy_text(_("'%(field)s' is longer than %(max)s characters."),
+                                                     field=name, max=max_chars))
     return value
 
 
@@ -119,4 +123,4 @@ def parse_client_message(data: dict[str, Any]) -> ClientMessage:
     if kind in ACTIONS:
         return Action(kind)
     shown = kind if isinstance(kind, str) and len(kind) <= 20 else "?"
-    raise ProtocolError("unknown_type", f"Unknown message type '{shown}'.")
+    raise ProtocolError("unknown_type", lazy_text(_("Unknown message type '%(type)s'."), type=shown))

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.utils.translation import gettext_lazy as _
+
 from game.models import Game
 from game.round.actions import start_game
 from game.round.errors import ActionError
@@ -22,15 +24,15 @@ def offer_rematch(game_id: str, player_id: str | None, now: datetime | None = No
     """
     def decide(game: Game, seat: Color | None) -> Change:
         if seat is None:
-            raise ActionError("not_seated", "Only the players can ask for a rematch.")
+            raise ActionError("not_seated", _("Only the players can ask for a rematch."))
         if not game.is_over:
-            raise ActionError("not_over", "A rematch can be proposed once the game is over.")
+            raise ActionError("not_over", _("A rematch can be proposed once the game is over."))
         if game.next_game_id:
-            raise ActionError("rematch_started", "The rematch has started already.")
+            raise ActionError("rematch_started", _("The rematch has started already."))
         if not game.black_player or not game.white_player:
-            raise ActionError("not_over", "Nobody joined this game; create a new one instead.")
+            raise ActionError("not_over", _("Nobody joined this game; create a new one instead."))
         if game.rematch_offer_by is seat:
-            raise ActionError("offer_pending", "Your rematch proposal is still pending.")
+            raise ActionError("offer_pending", _("Your rematch proposal is still pending."))
         if game.rematch_offer_by is None:
             return Change("rematch_offered", {"rematch_offer": seat.value})
         rematch = start_game(black=(game.white_player, game.white_name),
@@ -48,9 +50,9 @@ def decline_rematch(game_id: str, player_id: str | None, now: datetime | None = 
     """
     def decide(game: Game, seat: Color | None) -> Change:
         if seat is None:
-            raise ActionError("not_seated", "Only the players can answer a rematch proposal.")
+            raise ActionError("not_seated", _("Only the players can answer a rematch proposal."))
         if game.rematch_offer_by in (None, seat):
-            raise ActionError("no_offer", "There is no rematch proposal from your opponent.")
+            raise ActionError("no_offer", _("There is no rematch proposal from your opponent."))
         return Change("rematch_declined", {"rematch_offer": ""})
 
     return act(game_id, player_id, decide, now)

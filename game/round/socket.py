@@ -24,10 +24,12 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from checkers_site.ops import logs, metrics
 from game.computer import player as computer_player
 from game.computer.seat import has_computer
+from game.i18n import language_of_scope, resolved
 from game.round import actions, admission, claims, drawer, events, fanout, presence, reads, rematcher, turns
 from game.round.errors import ActionError
 from game.round.progress import Progress
@@ -117,10 +119,13 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     joined = False
     entered = False
     entering: asyncio.Task[None] | None = None
+    #: The language of the socket's human texts (game.i18n.language_of_scope), read at connect.
+    language: str | None = None
 
     async def connect(self) -> None:
         self.game_id = self.scope["url_route"]["kwargs"]["game_id"]
         logs.bind(game_id=self.game_id)  # every line of this socket's task names its game
+        self.language = language_of_scope(self.scope)
         self.channel_name = uuid.uuid4().hex
         session = self.scope.get("session")
         self.player_id = session.get("player_id") if session is not None else None
@@ -234,8 +239,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
                 metrics.move_refused("unavailable")
             log.error("database unavailable for game %s: %s", self.game_id, exc)
             await self.send_message({"type": "error", "code": "unavailable",
-                                  "message": "The server cannot reach its database right now; "
-                                             "nothing was changed. Try again in a moment."})
+                                  "message": _("The server cannot reach its database right now; "
+                                               "nothing was changed. Try again in a moment.")})
         finally:
             if self.computer:
                 computer_player.wake(self.game_id)  # the computer's reply, off the event loop
@@ -292,8 +297,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         the viewer took a seat since the socket opened (then this socket plays for that seat)."""
         seat = await in_db_thread(reads.seat_of)(self.game_id, self.player_id)
         if seat is None:
-            what = "move" if isinstance(message, PlayMove) else "do that"
-            raise ActionError("not_seated", f"Only the seated players can {what}; you are watching.")
+            raise ActionError("not_seated", _("Only the seated players can move; you are watching.")
+                              if isinstance(message, PlayMove)
+                              else _("Only the seated players can do that; you are watching."))
         self.role = seat.value
         logs.bind(seat=self.role)
 
@@ -368,8 +374,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
 
     async def send_message(self, message: dict[str, Any]) -> None:
         """Send one message to this socket only (an ``error``, ``pong``), encoded by
-        :func:`game.round.events.encode`."""
-        await self.send(text_data=events.encode(message))
+        :func:`game.round.events.encode`, its human texts in this socket's language."""
+        await self.send(text_data=events.encode(resolved(message, self.language)))
 
     async def send_event(self, event: events.Event) -> None:
         """Send ``event`` (this socket's copy of it, if it has one) and follow the clock of the

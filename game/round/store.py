@@ -23,6 +23,7 @@ from django.db import DEFAULT_DB_ALIAS, OperationalError, connections
 from django.db.models import Field
 from django.db.transaction import TransactionManagementError
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from game import rules
 from game.models import Game, Move
@@ -215,7 +216,7 @@ def bump(game: Game, **changes: Any) -> None:
                        f" WHERE {sql.game_pk_column} = %s AND {sql.game_version_column} = %s", params)
         updated = cursor.rowcount
     if updated != 1:
-        raise ActionError("stale", "The game changed meanwhile; your board has been refreshed.")
+        raise ActionError("stale", _("The game changed meanwhile; your board has been refreshed."))
     for name, value in changes.items():
         setattr(game, name, value)
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from django.conf import settings
+from django.utils.translation import gettext_lazy as _
 
 from game.round.errors import ActionError
 from game.round.store import RowBusy, without_waiting
@@ -60,7 +61,7 @@ async def _tries(game_id: str, action: Callable[..., R], *args: Any, **kwargs: A
             return await in_db_thread(without_waiting(action))(game_id, *args, **kwargs)
         except RowBusy:
             if loop.time() >= deadline:
-                raise ActionError("busy", "The game is busy right now; nothing was changed. "
-                                          "Try again in a moment.") from None
+                raise ActionError("busy", _("The game is busy right now; nothing was changed. "
+                                            "Try again in a moment.")) from None
             await asyncio.sleep(RETRY_S[min(attempt, len(RETRY_S) - 1)])
             attempt += 1

@@ -3,6 +3,7 @@
 from django import template
 
 from game.engine import LEVELS
+from game.i18n import level_name
 
 register = template.Library()
 
@@ -11,4 +12,5 @@ register = template.Library()
 def computer_panel(context):
     """The "Play the computer" form: level (1-5) and colour; posts to ``/computer``."""
     return {"request": context.get("request"), "csrf_token": context.get("csrf_token"),
-            "computer_levels": LEVELS}
+            "computer_levels": [{"number": lv.number, "name": level_name(lv.number, lv.name)}
+                                for lv in LEVELS]}

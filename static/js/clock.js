@@ -2,6 +2,8 @@
 // down locally between events. The page never decides a game on time: when the
 // running clock reaches zero it only asks the server (`clock_check`).
 
+import { gettext, ngettext, interpolate } from './i18n.js';
+
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
@@ -28,7 +30,9 @@ export function formatClock(ms, correspondence = false) {
   if (correspondence && left >= DAY) {
     const days = Math.floor(left / DAY);
     const hours = Math.floor((left % DAY) / HOUR);
-    return hours ? `${days}d ${hours}h` : `${days}d`;
+    return hours
+      ? interpolate(gettext('%(days)sd %(hours)sh'), { days, hours }, true)
+      : interpolate(gettext('%(days)sd'), { days }, true);
   }
   const hours = Math.floor(left / HOUR);
   const minutes = Math.floor((left % HOUR) / MINUTE);
@@ -36,6 +40,22 @@ export function formatClock(ms, correspondence = false) {
   if (correspondence || hours) return `${hours}:${pad2(minutes)}:${pad2(seconds)}`;
   if (left < 10 * SECOND) return `0:${pad2(seconds)}.${Math.floor((left % SECOND) / 100)}`;
   return `${minutes}:${pad2(seconds)}`;
+}
+
+/**
+ * A time control in words, in the page's language: "5+3" as it is, "3 days a move", "Untimed".
+ * `fallback`: the server's (English) label, for a control this page cannot read.
+ */
+export function controlLabel(control, fallback = '') {
+  const text = String(control || '');
+  const days = /^(\d+)d$/.exec(text);
+  if (days) {
+    const n = Number(days[1]);
+    return interpolate(ngettext('%(days)s day a move', '%(days)s days a move', n), { days: n }, true);
+  }
+  if (/^\d+\+\d+$/.test(text)) return text;
+  if (text === 'untimed' || text === '') return gettext('Untimed');
+  return fallback || text;
 }
 
 /** Whole seconds shown by the first-move countdown (rounded up: "1 s" until it is out). */

@@ -8,6 +8,7 @@ import { parseFen, opposite, colorName, BLACK, WHITE } from './fen.js';
 import { RouteInput } from './input.js';
 import { clockNow, atZero } from './clock.js';
 import { loadFlag, saveFlag } from './storage.js';
+import { gettext, interpolate } from './i18n.js';
 
 const FLASH_MS = 4000;
 const SYNC_RETRY_MS = 5000;
@@ -35,6 +36,43 @@ export const ACTIONS = [
   'claim_win',
   'claim_draw',
 ];
+
+/**
+ * Why a game ended, in the page's language, from the state's `termination` and `winner` (the
+ * server's `reason` is English: it is shown only for a termination this page does not know).
+ */
+export function endText(termination, winner, fallback = '') {
+  const black = winner === WHITE; // the side that lost
+  const lost = winner === BLACK || winner === WHITE;
+  switch (termination) {
+    case 'no_pieces':
+      if (lost) return black ? gettext('Black has no pieces left') : gettext('White has no pieces left');
+      break;
+    case 'no_moves':
+      if (lost) return black ? gettext('Black has no legal move') : gettext('White has no legal move');
+      break;
+    case 'repetition':
+      return gettext('draw by threefold repetition');
+    case 'forty_moves':
+      return gettext('draw by the forty-move rule: 80 plies without a capture or a man move');
+    case 'resignation':
+      if (lost) return black ? gettext('Black resigned') : gettext('White resigned');
+      break;
+    case 'agreement':
+      return gettext('draw by agreement');
+    case 'time_forfeit':
+      if (lost) return black ? gettext('Black lost on time') : gettext('White lost on time');
+      return gettext('time forfeit');
+    case 'abandoned':
+      if (lost) return black ? gettext('Black left the game') : gettext('White left the game');
+      return gettext('draw: a player left the game');
+    case 'aborted':
+      return gettext('game aborted');
+    default:
+      break;
+  }
+  return fallback || '';
+}
 
 export class Ctrl {
   /**
@@ -238,8 +276,13 @@ export class Ctrl {
     if (this.flash && this.flash.kind === 'info') this.clearFlash();
     if (before && this.you && before.draw_offer === this.you && !this.state.draw_offer && !this.isOver) {
       // The opponent played on instead of answering: that declines the offer.
-      const who = this.seatName(opposite(this.you)) || 'Your opponent';
-      this.showFlash(`${who} played on: your draw offer is declined.`, 'info');
+      const name = this.seatName(opposite(this.you));
+      this.showFlash(
+        name
+          ? interpolate(gettext('%(name)s played on: your draw offer is declined.'), { name }, true)
+          : gettext('Your opponent played on: your draw offer is declined.'),
+        'info',
+      );
       return;
     }
     this.redraw();
@@ -290,17 +333,23 @@ export class Ctrl {
   }
 
   describeUpdate(what, by) {
-    const who = by ? (by === this.you ? 'You' : this.seatName(by) || colorName(by)) : 'Someone';
+    const name = by && by !== this.you ? this.seatName(by) || colorName(by) : null;
     switch (what) {
       case 'draw_offered':
       case 'rematch_offered':
         return ''; // the actions panel shows the pending offer
       case 'draw_declined':
-        return by === this.you ? 'You declined the draw offer.' : `${who} declined the draw offer.`;
+        if (by && by === this.you) return gettext('You declined the draw offer.');
+        return name
+          ? interpolate(gettext('%(name)s declined the draw offer.'), { name }, true)
+          : gettext('Someone declined the draw offer.');
       case 'rematch_declined':
-        return by === this.you ? 'You declined the rematch.' : `${who} declined the rematch.`;
+        if (by && by === this.you) return gettext('You declined the rematch.');
+        return name
+          ? interpolate(gettext('%(name)s declined the rematch.'), { name }, true)
+          : gettext('Someone declined the rematch.');
       case 'rematch_started':
-        return 'The rematch has started.';
+        return gettext('The rematch has started.');
       default:
         return ''; // draw_accepted, resigned, aborted, flagged, claims: the result banner says it
     }
@@ -310,7 +359,7 @@ export class Ctrl {
     this.setPending(null);
     this.setActionPending(null);
     this.resetSelection();
-    this.showFlash(msg.message || msg.code || 'Refused', 'error');
+    this.showFlash(msg.message || msg.code || gettext('Refused'), 'error');
   }
 
   onConnection(state, detail) {
@@ -417,8 +466,8 @@ export class Ctrl {
   explainStuck(n) {
     const piece = this.position.pieces.get(n);
     if (!piece || !this.state || piece.color !== this.state.turn || !this.legal.length) return;
-    if (this.input.mustCapture) this.showFlash('You must capture: the highlighted pieces can.', 'warn');
-    else this.showFlash('That piece has no move.', 'warn');
+    if (this.input.mustCapture) this.showFlash(gettext('You must capture: the highlighted pieces can.'), 'warn');
+    else this.showFlash(gettext('That piece has no move.'), 'warn');
   }
 
   play(move) {
@@ -426,7 +475,7 @@ export class Ctrl {
     const sent = this.socket && this.socket.send({ type: 'move', move, v: this.v });
     this.resetSelection();
     if (sent) this.setPending(move);
-    else this.showFlash('Not connected: the move was not sent.', 'error');
+    else this.showFlash(gettext('Not connected: the move was not sent.'), 'error');
     this.redraw();
   }
 
@@ -452,7 +501,7 @@ export class Ctrl {
     if (this.actionPending) return false;
     const sent = this.socket && this.socket.send({ type });
     if (!sent) {
-      this.showFlash('Not connected: try again in a moment.', 'error');
+      this.showFlash(gettext('Not connected: try again in a moment.'), 'error');
       return false;
     }
     this.setActionPending(type);
@@ -588,11 +637,12 @@ export class Ctrl {
     if (s.status === 'aborted' && seen && seen.id === s.id) {
       const by = seen.by;
       if (by === BLACK || by === WHITE) {
-        return `Aborted by ${by === this.you ? 'you' : this.seatName(by) || colorName(by)}`;
+        if (by === this.you) return gettext('Aborted by you');
+        return interpolate(gettext('Aborted by %(name)s'), { name: this.seatName(by) || colorName(by) }, true);
       }
-      return `Aborted: a first move was not made within ${FIRST_MOVE_S} seconds`;
+      return interpolate(gettext('Aborted: a first move was not made within %(seconds)s seconds'), { seconds: FIRST_MOVE_S }, true);
     }
-    return s.reason || '';
+    return endText(s.termination, s.winner, s.reason);
   }
 
   seatName(color) {

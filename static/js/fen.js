@@ -2,6 +2,8 @@
 // Side to move (B/W), then each side's squares, "K" before a king.
 // parseFen returns {turn, pieces} where pieces is a Map square -> {color, king}.
 
+import { gettext } from './i18n.js';
+
 export const SQUARES = 32;
 export const BLACK = 'B';
 export const WHITE = 'W';
@@ -10,8 +12,9 @@ export function opposite(color) {
   return color === BLACK ? WHITE : BLACK;
 }
 
+/** The side's name as the page shows it ("Black", "White"), in the page's language. */
 export function colorName(color) {
-  return color === BLACK ? 'Black' : color === WHITE ? 'White' : '';
+  return color === BLACK ? gettext('Black') : color === WHITE ? gettext('White') : '';
 }
 
 function addSquare(pieces, color, king, n, text) {

@@ -4,6 +4,8 @@
 // inputs (#custom-time) show only while "Custom" is chosen (without scripts
 // they always show).
 
+import { gettext, ngettext, interpolate } from './i18n.js';
+
 const REFRESH_MS = 5000;
 
 /** Moves played, counting a Black and a White ply as one move: ceil(ply / 2). */
@@ -31,30 +33,34 @@ export function gameItem(game) {
   li.dataset.id = String(game.id);
   const a = document.createElement('a');
   a.href = `/g/${encodeURIComponent(game.id)}/`;
-  a.title = 'Watch this game';
+  a.title = gettext('Watch this game');
   const players = span('live-players');
   players.append(
     marker('black'),
     span('player-name', String(game.black || '?')),
     ' ',
-    span('versus', 'vs'),
+    span('versus', gettext('vs')),
     ' ',
     marker('white'),
     span('player-name', String(game.white || '?')),
   );
   const ply = Number(game.ply) || 0;
   const moves = movesPlayed(ply);
-  const movesNode = span('live-moves', `${moves} move${moves === 1 ? '' : 's'}`);
+  const movesNode = span('live-moves', interpolate(ngettext('%(moves)s move', '%(moves)s moves', moves), { moves }, true));
   movesNode.dataset.ply = String(ply);
-  movesNode.title = `${ply} move${ply === 1 ? '' : 's'} played by both sides together`;
+  movesNode.title = interpolate(
+    ngettext('%(plies)s move played by both sides together', '%(plies)s moves played by both sides together', ply),
+    { plies: ply },
+    true,
+  );
   const n = Number(game.spectators) || 0;
-  const watching = span('live-watching', `${n} watching`);
+  const watching = span('live-watching', interpolate(ngettext('%(spectators)s watching', '%(spectators)s watching', n), { spectators: n }, true));
   watching.dataset.spectators = String(n);
   a.append(players, ' ');
   if (game.control) {
     const control = span('live-control', String(game.label || game.control));
     control.dataset.control = String(game.control);
-    control.title = 'Time control';
+    control.title = gettext('Time control');
     a.append(control, ' ');
   }
   a.append(movesNode, ' ', watching);

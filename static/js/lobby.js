@@ -4,18 +4,19 @@
 // #play-online, #seek-cancel, #seek-status, #seek-count.
 
 import { GameSocket, socketUrl } from './socket.js';
+import { gettext, ngettext } from './i18n.js';
 
 const MESSAGES = {
-  connecting: 'Connecting…',
-  ready: 'Press Play online to meet the next player looking for a game.',
-  requesting: 'Joining the pool…',
-  seeking: 'Looking for an opponent…',
-  cancelling: 'Cancelling…',
-  cancelled: 'Search cancelled.',
-  paired: 'Opponent found! Opening the game…',
-  pairedElsewhere: 'You got a game in another tab, so this search stopped.',
-  reconnecting: 'Connection lost; reconnecting…',
-  reseeking: 'Connection lost; your search resumes when it is back…',
+  connecting: gettext('Connecting…'),
+  ready: gettext('Press Play online to meet the next player looking for a game.'),
+  requesting: gettext('Joining the pool…'),
+  seeking: gettext('Looking for an opponent…'),
+  cancelling: gettext('Cancelling…'),
+  cancelled: gettext('Search cancelled.'),
+  paired: gettext('Opponent found! Opening the game…'),
+  pairedElsewhere: gettext('You got a game in another tab, so this search stopped.'),
+  reconnecting: gettext('Connection lost; reconnecting…'),
+  reseeking: gettext('Connection lost; your search resumes when it is back…'),
 };
 
 /** "0:07", "1:32": the time spent searching. */
@@ -83,7 +84,7 @@ export class Lobby {
     const message = { type: 'seek', pool: this.pool };
     if (name) message.name = name;
     if (!this.socket.send(message)) {
-      this.say('Not connected yet; try again in a moment.', true);
+      this.say(gettext('Not connected yet; try again in a moment.'), true);
       return;
     }
     this.state = 'requesting';
@@ -138,7 +139,7 @@ export class Lobby {
     if (msg.pool !== this.pool) return;
     const n = Number(msg.waiting) || 0;
     this.els.count.textContent = String(n);
-    if (this.els.countLabel) this.els.countLabel.textContent = n === 1 ? 'player' : 'players';
+    if (this.els.countLabel) this.els.countLabel.textContent = ngettext('player', 'players', n);
   }
 
   onSeeking(msg) {
@@ -181,9 +182,9 @@ export class Lobby {
       this.state = 'idle';
       this.stopTimer();
     }
-    let text = msg.message || 'Something went wrong.';
+    let text = msg.message || gettext('Something went wrong.');
     if (code === 'bad_name') {
-      text = 'Enter your name above (1 to 24 characters), then press Play online.';
+      text = gettext('Enter your name above (1 to 24 characters), then press Play online.');
       if (this.els.name) this.els.name.focus();
     }
     this.say(text, true);

@@ -8,6 +8,7 @@ import { ActionsView } from './view/actions.js';
 import { ClockView } from './view/clocks.js';
 import { renderAnalyseLink } from './view/analyse-link.js';
 import { wireReplay } from './view/replay.js';
+import { gettext } from './i18n.js';
 
 function readConfig() {
   const node = document.getElementById('game-config');
@@ -49,7 +50,7 @@ function wireInvite() {
   input.addEventListener('focus', () => input.select());
   button.addEventListener('click', async () => {
     const ok = await copyText(input);
-    button.textContent = ok ? 'Copied!' : 'Press Ctrl+C';
+    button.textContent = ok ? gettext('Copied!') : gettext('Press Ctrl+C');
     button.classList.toggle('copied', ok);
     if (!ok) input.select();
     clearTimeout(timer);

@@ -2,6 +2,7 @@
 // the strings it sends ("11-15", "27x18x11").
 
 import { BLACK, opposite } from './fen.js';
+import { gettext, interpolate } from './i18n.js';
 
 /** Squares of a full-notation move: "27x18x11" -> [27, 18, 11]. */
 export function movePath(move) {
@@ -81,9 +82,9 @@ export function moveText(moves, first = BLACK, startNumber = 1) {
  * "After 12. 11-15" (Black's move), "After 12... 23x14" (White's).
  */
 export function plyText(moves, first, ply) {
-  if (!ply) return 'Start position';
+  if (!ply) return gettext('Start position');
   const offset = first === BLACK ? 0 : 1;
   const number = Math.floor((ply - 1 + offset) / 2) + 1;
   const blackMoved = (ply - 1 + offset) % 2 === 0;
-  return `After ${number}${blackMoved ? '.' : '...'} ${moves[ply - 1]}`;
+  return interpolate(gettext('After %(move)s'), { move: `${number}${blackMoved ? '.' : '...'} ${moves[ply - 1]}` }, true);
 }

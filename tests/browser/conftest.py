@@ -171,9 +171,11 @@ def new_context(browser):
         page.on("console", lambda msg: page_errors.append(f"{page.url}: {msg.text}")
                 if msg.type == "error" and "Content Security Policy" in msg.text else None)
 
-    def make():
+    def make(**options):
         # Reduced motion: no CSS transitions or endless pulses to wait for or to paint.
-        context = browser.new_context(viewport={"width": 1100, "height": 850}, reduced_motion="reduce")
+        # options: more of Playwright's context options, e.g. locale="es-ES" (its Accept-Language).
+        context = browser.new_context(viewport={"width": 1100, "height": 850}, reduced_motion="reduce",
+                                      **options)
         context.set_default_timeout(10_000)
         context.on("page", lambda page: watch(page))
         contexts.append(context)

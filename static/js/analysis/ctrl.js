@@ -8,6 +8,9 @@ import { BLACK, WHITE, parseFen } from '../fen.js';
 import { moveNumberAt } from '../notation.js';
 import { RouteInput } from '../input.js';
 import { loadFlag, saveFlag } from '../storage.js';
+import { gettext, interpolate } from '../i18n.js';
+
+const fmt = (format, values) => interpolate(format, values, true);
 
 const NUMBERS_KEY = 'checkers.showNumbers';
 const FEN_EXAMPLE = 'B:W21,22,23:B1,2,3';
@@ -31,27 +34,40 @@ export function plainFenError(message) {
   const text = String(message || '').trim().replace(/^That position cannot be set up: /, '').replace(/\.$/, '');
   let m;
   if ((m = /^(black|white) man on its crowning row: (\d+)$/i.exec(text))) {
-    const color = m[1].toLowerCase();
-    return `A ${color} man cannot stand on square ${m[2]}: ${color} men are crowned on that row. Make it a king or move it.`;
+    const format =
+      m[1].toLowerCase() === 'black'
+        ? gettext('A black man cannot stand on square %(square)s: black men are crowned on that row. Make it a king or move it.')
+        : gettext('A white man cannot stand on square %(square)s: white men are crowned on that row. Make it a king or move it.');
+    return fmt(format, { square: m[2] });
   }
-  if ((m = /^square held by both sides: (\d+)$/i.exec(text))) return `Square ${m[1]} is given to both Black and White.`;
-  if ((m = /^repeated square: (\d+)$/i.exec(text))) return `Square ${m[1]} is listed twice.`;
+  if ((m = /^square held by both sides: (\d+)$/i.exec(text))) {
+    return fmt(gettext('Square %(square)s is given to both Black and White.'), { square: m[1] });
+  }
+  if ((m = /^repeated square: (\d+)$/i.exec(text))) return fmt(gettext('Square %(square)s is listed twice.'), { square: m[1] });
   if ((m = /^square outside 1-32: (.+)$/i.exec(text))) {
-    return `There is no square ${m[1].replace(/^'|'$/g, '')}: the dark squares are numbered 1 to 32.`;
+    return fmt(gettext('There is no square %(square)s: the dark squares are numbered 1 to 32.'), {
+      square: m[1].replace(/^'|'$/g, ''),
+    });
   }
   if ((m = /^stray characters in '(.*)'$/i.exec(text))) {
-    return `“${m[1]}” is not a square: write a number from 1 to 32 (K before a king), separated by commas.`;
+    return fmt(gettext('“%(text)s” is not a square: write a number from 1 to 32 (K before a king), separated by commas.'), {
+      text: m[1],
+    });
   }
-  if ((m = /^king on an empty square: (\d+)$/i.exec(text))) return `There is a king on square ${m[1]} but no piece.`;
-  if (/^empty FEN$|^a FEN is required/i.test(text)) return `Type or paste a position first, e.g. ${FEN_EXAMPLE}.`;
-  if (/^a FEN has at most/i.test(text)) return 'That is too long to be a position.';
+  if ((m = /^king on an empty square: (\d+)$/i.exec(text))) {
+    return fmt(gettext('There is a king on square %(square)s but no piece.'), { square: m[1] });
+  }
+  if (/^empty FEN$|^a FEN is required/i.test(text)) return fmt(gettext('Type or paste a position first, e.g. %(example)s.'), { example: FEN_EXAMPLE });
+  if (/^a FEN has at most/i.test(text)) return gettext('That is too long to be a position.');
   if (/^bad side to move|^stray characters|^a FEN is a string/i.test(text)) {
-    return (
-      `That is not a position the board can read. Write who is to move (B or W), then White's squares ` +
-      `and Black's squares, K before a king: e.g. ${FEN_EXAMPLE}.`
+    return fmt(
+      gettext(
+        "That is not a position the board can read. Write who is to move (B or W), then White's squares and Black's squares, K before a king: e.g. %(example)s.",
+      ),
+      { example: FEN_EXAMPLE },
     );
   }
-  if (!text) return 'That position cannot be set up.';
+  if (!text) return gettext('That position cannot be set up.');
   return `${text[0].toUpperCase()}${text.slice(1)}.`;
 }
 
@@ -74,7 +90,7 @@ export function gameIdFrom(text) {
 
 /** What the "Load" box says of a game the server does not know. */
 export function noSuchGame(id) {
-  return `No game “${id}” was found. Check the link for a typo.`;
+  return fmt(gettext('No game “%(id)s” was found. Check the link for a typo.'), { id });
 }
 
 /** A whole move number from the page's address or config (null when absent or not a number). */
@@ -303,9 +319,16 @@ export class AnalysisCtrl {
   async loadGame(text) {
     const value = String(text || '').trim();
     if (/^[BW]\s*:/i.test(value)) return this.ask(value, null, { keepBoard: true, errorTo: 'game' });
-    if (!value) return this.failGame('Paste a game link (…/g/abc123/) or a game id first.');
+    if (!value) return this.failGame(gettext('Paste a game link (…/g/abc123/) or a game id first.'));
     const id = gameIdFrom(value);
-    if (!id) return this.failGame(`“${value}” is not a game link or id. A link looks like ${window.location.origin}/g/abc123/.`);
+    if (!id) {
+      return this.failGame(
+        fmt(gettext('“%(text)s” is not a game link or id. A link looks like %(example)s.'), {
+          text: value,
+          example: `${window.location.origin}/g/abc123/`,
+        }),
+      );
+    }
     this.gameLoading = true;
     this.gameError = null;
     this.redraw();
@@ -321,7 +344,7 @@ export class AnalysisCtrl {
     this.gameLoading = false;
     if (status === 404) return this.failGame(noSuchGame(id));
     if (status !== 200 || !data || !Array.isArray(data.moves) || !Array.isArray(data.fens)) {
-      return this.failGame('The server could not be reached; try again.');
+      return this.failGame(gettext('The server could not be reached; try again.'));
     }
     this.game = {
       id: data.id,
@@ -410,12 +433,12 @@ export class AnalysisCtrl {
       data = await response.json();
       ok = response.ok;
     } catch (err) {
-      data = { message: 'The server could not be reached; try again.' };
+      data = { message: gettext('The server could not be reached; try again.') };
     }
     if (id !== this.requests) return false;
     this.loading = false;
     if (!ok) {
-      const message = data && data.message ? data.message : 'Refused.';
+      const message = data && data.message ? data.message : gettext('Refused.');
       const code = data ? data.error : null;
       if (move) this.error = message;
       else {
@@ -479,14 +502,14 @@ export class AnalysisCtrl {
       data = await response.json();
       ok = response.ok;
     } catch (err) {
-      data = { message: 'The engine could not be reached; try again.' };
+      data = { message: gettext('The engine could not be reached; try again.') };
     }
     this.thinking = false;
     if (fen !== this.fen) {
       this.redraw(); // the position changed meanwhile: the answer is for another one
       return false;
     }
-    if (!ok) this.error = data && data.message ? data.message : 'The engine refused.';
+    if (!ok) this.error = data && data.message ? data.message : gettext('The engine refused.');
     else {
       this.error = null;
       this.best = { ...data, moveNumber: this.moveNumber };

@@ -5,6 +5,7 @@
 import { AnalysisCtrl, gameIdFrom, noSuchGame, plainFenError } from './ctrl.js';
 import { AnalysisView } from './view.js';
 import { wireReplay } from '../view/replay.js';
+import { gettext } from '../i18n.js';
 
 function byId(id) {
   return document.getElementById(id);
@@ -64,9 +65,9 @@ function wirePanel(ctrl) {
   copy.addEventListener('click', async () => {
     fenInput.value = ctrl.fen;
     const ok = await copyText(fenInput);
-    copy.textContent = ok ? 'Copied!' : 'Press Ctrl+C';
+    copy.textContent = ok ? gettext('Copied!') : gettext('Press Ctrl+C');
     setTimeout(() => {
-      copy.textContent = 'Copy';
+      copy.textContent = gettext('Copy');
     }, 2000);
   });
 

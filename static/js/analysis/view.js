@@ -6,6 +6,9 @@ import { BoardView } from '../view/board.js';
 import { MoveListView } from '../view/move-list.js';
 import { BLACK, WHITE, colorName, opposite, jumpedSquare } from '../fen.js';
 import { movePath, moveText, plyText } from '../notation.js';
+import { gettext, ngettext, interpolate, language } from '../i18n.js';
+
+const fmt = (format, values) => interpolate(format, values, true);
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
@@ -13,7 +16,20 @@ const SVG_NS = 'http://www.w3.org/2000/svg';
 const EQUAL_WITHIN = 10;
 
 /** A game's status as the game panel says it. */
-const GAME_STATUS = { waiting: 'waiting for an opponent', active: 'in play', finished: 'finished', aborted: 'aborted' };
+function gameStatus(status) {
+  switch (status) {
+    case 'waiting':
+      return gettext('waiting for an opponent');
+    case 'active':
+      return gettext('in play');
+    case 'finished':
+      return gettext('finished');
+    case 'aborted':
+      return gettext('aborted');
+    default:
+      return '';
+  }
+}
 
 /**
  * The engine's verdict in words. `score` is in hundredths of a man from the side to move's view;
@@ -24,12 +40,17 @@ export function describeScore(result, turn) {
   if (result.mate !== null && result.mate !== undefined) {
     const winner = result.mate > 0 ? turn : opposite(turn);
     const moves = Math.ceil(Math.abs(result.mate) / 2);
-    return `${colorName(winner)} wins (a forced win in ${moves} move${moves === 1 ? '' : 's'})`;
+    const format =
+      winner === BLACK
+        ? ngettext('Black wins (a forced win in %(count)s move)', 'Black wins (a forced win in %(count)s moves)', moves)
+        : ngettext('White wins (a forced win in %(count)s move)', 'White wins (a forced win in %(count)s moves)', moves);
+    return fmt(format, { count: moves });
   }
   const forBlack = turn === BLACK ? result.score : -result.score;
-  if (Math.abs(forBlack) < EQUAL_WITHIN) return 'Equal';
+  if (Math.abs(forBlack) < EQUAL_WITHIN) return gettext('Equal');
   const ahead = forBlack > 0 ? BLACK : WHITE;
-  return `${colorName(ahead)} is better (+${(Math.abs(forBlack) / 100).toFixed(2)})`;
+  const score = `+${(Math.abs(forBlack) / 100).toLocaleString(language(), { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+  return fmt(ahead === BLACK ? gettext('Black is better (%(score)s)') : gettext('White is better (%(score)s)'), { score });
 }
 
 function byId(id) {
@@ -95,10 +116,21 @@ export class AnalysisView {
     const turn = ctrl.position.turn;
     const info = ctrl.valid ? ctrl.info : null;
     let status;
-    if (ctrl.loading) status = 'Checking the position…';
-    else if (!info) status = ctrl.fenError ? `This position cannot be analysed. ${ctrl.fenError}` : '';
-    else if (info.over) status = `${info.reason[0].toUpperCase()}${info.reason.slice(1)}: ${colorName(info.winner)} wins.`;
-    else status = `${ctrl.moveNumber > 1 ? `Move ${ctrl.moveNumber} · ` : ''}${colorName(info.turn)} to move · ${info.legal.length} legal move${info.legal.length === 1 ? '' : 's'}${info.legal[0].includes('x') ? ' (a capture is compulsory)' : ''}`;
+    if (ctrl.loading) status = gettext('Checking the position…');
+    else if (!info) status = ctrl.fenError ? `${gettext('This position cannot be analysed.')} ${ctrl.fenError}` : '';
+    else if (info.over) {
+      const reason = `${info.reason[0].toUpperCase()}${info.reason.slice(1)}`;
+      status = fmt(info.winner === BLACK ? gettext('%(reason)s: Black wins.') : gettext('%(reason)s: White wins.'), { reason });
+    } else {
+      const parts = [];
+      if (ctrl.moveNumber > 1) parts.push(fmt(gettext('Move %(number)s'), { number: ctrl.moveNumber }));
+      parts.push(info.turn === BLACK ? gettext('Black to move') : gettext('White to move'));
+      const n = info.legal.length;
+      let legal = fmt(ngettext('%(count)s legal move', '%(count)s legal moves', n), { count: n });
+      if (info.legal[0].includes('x')) legal += ` ${gettext('(a capture is compulsory)')}`;
+      parts.push(legal);
+      status = parts.join(' · ');
+    }
     text(byId('analysis-status'), status);
     const error = byId('analysis-error');
     text(error, ctrl.error || '');
@@ -115,7 +147,7 @@ export class AnalysisView {
     }
     const loadGame = byId('game-load');
     loadGame.disabled = ctrl.gameLoading;
-    text(loadGame, ctrl.gameLoading ? 'Loading…' : 'Load');
+    text(loadGame, ctrl.gameLoading ? gettext('Loading…') : gettext('Load'));
 
     byId('mode-play').checked = ctrl.mode === 'play';
     byId('mode-edit').checked = ctrl.mode === 'edit';
@@ -154,7 +186,7 @@ export class AnalysisView {
 
     const analyse = byId('analyse');
     analyse.disabled = !info || info.over || ctrl.thinking || ctrl.loading;
-    text(analyse, ctrl.thinking ? 'Thinking…' : 'Best move');
+    text(analyse, ctrl.thinking ? gettext('Thinking…') : gettext('Best move'));
 
     const result = byId('engine-result');
     const best = ctrl.best;
@@ -163,16 +195,24 @@ export class AnalysisView {
       text(byId('engine-move'), best.move || '—');
       text(byId('engine-eval'), describeScore(best, best.turn));
       text(byId('engine-pv'), best.pv.length ? moveText(best.pv, best.turn, best.moveNumber || 1) : '—');
-      const seconds = (best.elapsed_ms / 1000).toFixed(1);
-      text(byId('engine-info'), `depth ${best.depth} · ${best.nodes.toLocaleString('en')} positions · ${seconds} s`);
+      const seconds = (best.elapsed_ms / 1000).toLocaleString(language(), { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+      text(
+        byId('engine-info'),
+        fmt(gettext('depth %(depth)s · %(nodes)s positions · %(seconds)s s'), {
+          depth: best.depth,
+          nodes: best.nodes.toLocaleString(language()),
+          seconds,
+        }),
+      );
       result.dataset.move = best.move || '';
       result.dataset.score = String(best.score);
       byId('play-best').disabled = !best.move || ctrl.loading;
     }
 
     const bottom = ctrl.orientation;
-    text(byId('caption-bottom'), `${colorName(bottom)}${turn === bottom ? ' · to move' : ''}`);
-    text(byId('caption-top'), `${colorName(opposite(bottom))}${turn !== bottom ? ' · to move' : ''}`);
+    const toMove = ` · ${gettext('to move')}`;
+    text(byId('caption-bottom'), `${colorName(bottom)}${turn === bottom ? toMove : ''}`);
+    text(byId('caption-top'), `${colorName(opposite(bottom))}${turn !== bottom ? toMove : ''}`);
     document.body.dataset.fen = ctrl.fen;
     document.body.dataset.valid = info ? '1' : '0';
   }
@@ -190,13 +230,17 @@ export class AnalysisView {
     const link = byId('game-link');
     const href = `/g/${encodeURIComponent(game.id)}/`;
     if (link.getAttribute('href') !== href) link.setAttribute('href', href);
-    text(link, `Game ${game.id}${GAME_STATUS[game.status] ? ` (${GAME_STATUS[game.status]})` : ''}`);
+    const status = gameStatus(game.status);
+    text(link, status ? fmt(gettext('Game %(id)s (%(status)s)'), { id: game.id, status }) : fmt(gettext('Game %(id)s'), { id: game.id }));
     this.moveList.render(game.moves, game.first, ply, ply !== null && ply < n);
     let where;
-    if (ply !== null) where = `${plyText(game.moves, game.first, ply)} · ${ply} of ${n} moves`;
+    if (ply !== null) {
+      where = `${plyText(game.moves, game.first, ply)} · ${fmt(ngettext('%(shown)s of %(count)s move', '%(shown)s of %(count)s moves', n), { shown: ply, count: n })}`;
+    } else if (!ctrl.branchPly) where = gettext("Moves played here, from the game's start position");
     else {
-      const from = plyText(game.moves, game.first, ctrl.branchPly);
-      where = `Moves played here, from the game's ${from === 'Start position' ? 'start position' : `position ${from.toLowerCase()}`}`;
+      where = fmt(gettext("Moves played here, from the game's position %(position)s"), {
+        position: plyText(game.moves, game.first, ctrl.branchPly).toLowerCase(),
+      });
     }
     text(byId('game-place'), where);
     const disable = (id, off) => {

@@ -3,6 +3,9 @@
 // sends a message; what the page shows follows the server's state.
 
 import { colorName } from '../fen.js';
+import { gettext, ngettext, interpolate } from '../i18n.js';
+
+const fmt = (format, values) => interpolate(format, values, true);
 
 function text(node, value) {
   if (node && node.textContent !== value) node.textContent = value;
@@ -101,10 +104,10 @@ export class ActionsView {
     if (refocus && this.els.resign && !this.els.resign.hidden) this.els.resign.focus();
   }
 
+  /** The name of the player in `seat` (never the viewer: callers say "you" in a sentence of its own). */
   name(seat) {
     const ctrl = this.ctrl;
     if (!seat) return '';
-    if (seat === ctrl.you) return 'you';
     return ctrl.seatName(seat) || colorName(seat);
   }
 
@@ -123,15 +126,18 @@ export class ActionsView {
     const myOffer = !!(offer && you && offer === you);
 
     show(els.drawOfferBox, theirOffer);
-    if (theirOffer) text(els.drawOfferText, `${ctrl.seatName(offer) || colorName(offer)} offers a draw`);
+    if (theirOffer) text(els.drawOfferText, fmt(gettext('%(name)s offers a draw'), { name: ctrl.seatName(offer) || colorName(offer) }));
     enable(els.acceptDraw, !busy);
     enable(els.declineDraw, !busy);
 
     // The offerer and the spectators see the offer pending.
+    const opponentName = ctrl.seatName(ctrl.opponent);
     const pendingText = myOffer
-      ? `Draw offered by you · waiting for ${ctrl.seatName(ctrl.opponent) || 'your opponent'}`
+      ? opponentName
+        ? fmt(gettext('Draw offered by you · waiting for %(name)s'), { name: opponentName })
+        : gettext('Draw offered by you · waiting for your opponent')
       : offer && !you
-        ? `Draw offered by ${this.name(offer)}`
+        ? fmt(gettext('Draw offered by %(name)s'), { name: this.name(offer) })
         : '';
     text(els.drawPending, pendingText);
     show(els.drawPending, !!pendingText);
@@ -145,12 +151,18 @@ export class ActionsView {
     if (seatedInPlay && tooSoon && !myOffer && !theirOffer) {
       // Counted in the viewer's own moves; the note goes once an offer is allowed again.
       const moves = Math.ceil((allowedAt - s.ply) / 2);
-      const more = moves === 1 ? '1 more move' : `${moves} more moves`;
-      hint = `Your draw offer was declined. You can offer a draw again after ${more} of yours.`;
+      hint = fmt(
+        ngettext(
+          'Your draw offer was declined. You can offer a draw again after %(count)s more move of yours.',
+          'Your draw offer was declined. You can offer a draw again after %(count)s more moves of yours.',
+          moves,
+        ),
+        { count: moves },
+      );
     }
     text(els.drawHint, hint);
     show(els.drawHint, !!hint);
-    if (els.offerDraw) els.offerDraw.title = hint || (myOffer ? 'Your offer is pending' : 'Offer a draw');
+    if (els.offerDraw) els.offerDraw.title = hint || (myOffer ? gettext('Your offer is pending') : gettext('Offer a draw'));
 
     show(els.resign, seatedInPlay && !this.confirmingResign);
     enable(els.resign, !busy);
@@ -170,10 +182,19 @@ export class ActionsView {
     const canClaim = claimWait === 0;
     let claimText = '';
     if (claimWait !== null) {
-      const who = ctrl.seatName(s.turn) || 'Your opponent';
-      claimText = canClaim
-        ? `${who} left the game.`
-        : `${who} left the page: if they stay away, you may claim the game in ${Math.ceil(claimWait / 1000)} s.`;
+      const who = ctrl.seatName(s.turn);
+      const seconds = Math.ceil(claimWait / 1000);
+      if (canClaim) claimText = who ? fmt(gettext('%(name)s left the game.'), { name: who }) : gettext('Your opponent left the game.');
+      else if (who) {
+        claimText = fmt(gettext('%(name)s left the page: if they stay away, you may claim the game in %(seconds)s s.'), {
+          name: who,
+          seconds,
+        });
+      } else {
+        claimText = fmt(gettext('Your opponent left the page: if they stay away, you may claim the game in %(seconds)s s.'), {
+          seconds,
+        });
+      }
     }
     text(els.claimText, claimText);
     show(els.claimBox, !!claimText);
@@ -193,17 +214,25 @@ export class ActionsView {
     const theirProposal = !!(proposal && proposal !== you);
     const myProposal = !!(proposal && proposal === you);
     show(els.rematchOfferBox, theirProposal);
-    if (theirProposal) text(els.rematchOfferText, `${ctrl.seatName(proposal) || colorName(proposal)} wants a rematch`);
+    if (theirProposal) {
+      text(els.rematchOfferText, fmt(gettext('%(name)s wants a rematch'), { name: ctrl.seatName(proposal) || colorName(proposal) }));
+    }
     enable(els.acceptRematch, !busy);
     enable(els.declineRematch, !busy);
     show(els.rematch, canRematch && !theirProposal);
     enable(els.rematch, canRematch && !myProposal && !busy);
-    text(els.rematch, myProposal ? 'Rematch proposed…' : 'Rematch');
+    text(els.rematch, myProposal ? gettext('Rematch proposed…') : gettext('Rematch'));
 
     let note = '';
-    if (myProposal) note = `Waiting for ${ctrl.seatName(ctrl.opponent) || 'your opponent'} to accept (colours swap).`;
-    else if (canRematch && ctrl.rematchDeclinedBy) note = `${this.name(ctrl.rematchDeclinedBy)} declined the rematch.`;
-    else if (!you && over && s.rematch_offer && !s.next_game) note = `Rematch proposed by ${this.name(s.rematch_offer)}`;
+    if (myProposal) {
+      note = opponentName
+        ? fmt(gettext('Waiting for %(name)s to accept (colours swap).'), { name: opponentName })
+        : gettext('Waiting for your opponent to accept (colours swap).');
+    } else if (canRematch && ctrl.rematchDeclinedBy) {
+      note = fmt(gettext('%(name)s declined the rematch.'), { name: this.name(ctrl.rematchDeclinedBy) });
+    } else if (!you && over && s.rematch_offer && !s.next_game) {
+      note = fmt(gettext('Rematch proposed by %(name)s'), { name: this.name(s.rematch_offer) });
+    }
     text(els.rematchNote, note);
     show(els.rematchNote, !!note);
     show(els.rematchActions, canRematch && !theirProposal);

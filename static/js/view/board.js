@@ -2,8 +2,9 @@
 // (click/tap, drag and drop with pointer events, keyboard cursor). The route being picked is
 // the controller's `input` (a RouteInput, input.js); clicks and drops go to the controller.
 
-import { BLACK, colorName, squareToRowCol, rowColToSquare, jumpedSquare } from '../fen.js';
+import { BLACK, squareToRowCol, rowColToSquare, jumpedSquare } from '../fen.js';
 import { movePath } from '../notation.js';
+import { gettext, interpolate } from '../i18n.js';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const DRAG_THRESHOLD_PX = 5;
@@ -16,8 +17,9 @@ function el(tag, className, attrs = {}) {
 }
 
 function pieceLabel(piece) {
-  if (!piece) return 'empty';
-  return `${colorName(piece.color).toLowerCase()} ${piece.king ? 'king' : 'man'}`;
+  if (!piece) return gettext('empty');
+  if (piece.color === BLACK) return piece.king ? gettext('black king') : gettext('black man');
+  return piece.king ? gettext('white king') : gettext('white man');
 }
 
 export class BoardView {
@@ -195,12 +197,12 @@ export class BoardView {
       const cls = classes.join(' ');
       if (entry.cell.className !== cls) entry.cell.className = cls;
 
-      const label = [`square ${n}, ${pieceLabel(piece)}`];
-      if (n === selected) label.push('selected');
-      if (jumped.has(n)) label.push('jumped');
-      if (dests.has(n)) label.push('move here');
-      else if (movable.has(n) && !path.length) label.push(mustCapture ? 'can capture' : 'can move');
-      if (n === lastFrom || n === lastTo) label.push('last move');
+      const label = [interpolate(gettext('square %(n)s, %(piece)s'), { n, piece: pieceLabel(piece) }, true)];
+      if (n === selected) label.push(gettext('selected'));
+      if (jumped.has(n)) label.push(gettext('jumped'));
+      if (dests.has(n)) label.push(gettext('move here'));
+      else if (movable.has(n) && !path.length) label.push(mustCapture ? gettext('can capture') : gettext('can move'));
+      if (n === lastFrom || n === lastTo) label.push(gettext('last move'));
       const aria = label.join(', ');
       if (entry.cell.getAttribute('aria-label') !== aria) entry.cell.setAttribute('aria-label', aria);
       entry.cell.setAttribute('aria-selected', n === selected ? 'true' : 'false');
@@ -240,13 +242,13 @@ export class BoardView {
     const overlayText =
       ctrl.connection === 'open'
         ? ctrl.syncing
-          ? 'Updating…'
+          ? gettext('Updating…')
           : ''
         : ctrl.connectionDetail === 'no_such_game'
-          ? 'This game does not exist'
+          ? gettext('This game does not exist')
           : ctrl.v === null
-            ? 'Connecting…'
-            : 'Reconnecting…';
+            ? gettext('Connecting…')
+            : gettext('Reconnecting…');
     this.overlay.textContent = overlayText;
     this.overlay.hidden = !overlayText;
   }

@@ -3,8 +3,11 @@
 // answer" (#answer-time). Between the server's events the running clock counts
 // down here; at zero the controller asks the server, which decides.
 
-import { colorName, opposite } from '../fen.js';
-import { formatClock, firstMoveSeconds } from '../clock.js';
+import { BLACK, opposite } from '../fen.js';
+import { formatClock, firstMoveSeconds, controlLabel } from '../clock.js';
+import { gettext, interpolate } from '../i18n.js';
+
+const fmt = (format, values) => interpolate(format, values, true);
 
 const TICK_MS = 100;
 const LOW_MS = 10_000; // a live clock under this shows tenths and turns red
@@ -67,7 +70,7 @@ export class ClockView {
     const firstMove = now.firstMove !== null && s.turn === color;
     const ms = now[color];
     let value;
-    if (firstMove) value = `first move: ${firstMoveSeconds(now.firstMove)} s`;
+    if (firstMove) value = fmt(gettext('first move: %(seconds)s s'), { seconds: firstMoveSeconds(now.firstMove) });
     else value = formatClock(ms, now.correspondence);
     text(node, value);
     setData(node, 'seat', color);
@@ -78,7 +81,8 @@ export class ClockView {
     const low = running && ms < (now.correspondence ? LOW_CORRESPONDENCE_MS : LOW_MS);
     node.classList.toggle('low', low);
     node.classList.toggle('out', running && ms <= 0);
-    const title = `${colorName(color)}'s clock${running ? ' (running)' : ''}`;
+    let title = color === BLACK ? gettext("Black's clock") : gettext("White's clock");
+    if (running) title += ` ${gettext('(running)')}`;
     if (node.title !== title) node.title = title;
     show(node, true);
   }
@@ -91,8 +95,9 @@ export class ClockView {
       show(node, false);
       return;
     }
-    text(node, now ? now.label : 'Untimed');
-    node.title = now ? `Time control: ${now.label}` : 'No clocks in this game';
+    const label = now ? controlLabel(s.clock.control, now.label) : gettext('Untimed');
+    text(node, label);
+    node.title = now ? fmt(gettext('Time control: %(control)s'), { control: label }) : gettext('No clocks in this game');
     setData(node, 'control', s.clock ? String(s.clock.control || '') : 'untimed');
     show(node, true);
   }
@@ -105,7 +110,7 @@ export class ClockView {
     const mine = !!(now && now.firstMove !== null && ctrl.isMyTurn);
     if (mine) {
       const seconds = firstMoveSeconds(now.firstMove);
-      text(node, `Make your first move within ${seconds}\u00a0s or the game is aborted.`);
+      text(node, fmt(gettext('Make your first move within %(seconds)s\u00a0s or the game is aborted.'), { seconds }));
       setData(node, 'seconds', String(seconds));
       node.classList.toggle('urgent', seconds <= 10);
     }
@@ -119,7 +124,7 @@ export class ClockView {
     const ctrl = this.ctrl;
     const mine = !!(now && now.correspondence && ctrl.isMyTurn && now.running === ctrl.you);
     if (mine) {
-      text(node, `Time left to answer: ${formatClock(now[ctrl.you], true)}`);
+      text(node, fmt(gettext('Time left to answer: %(time)s'), { time: formatClock(now[ctrl.you], true) }));
       node.classList.toggle('low', now[ctrl.you] < LOW_CORRESPONDENCE_MS);
     }
     show(node, mine);

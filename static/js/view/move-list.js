@@ -2,7 +2,8 @@
 // (data-ply) so that a click shows the position after it; the ply shown is marked.
 // The game page and the analysis board (a loaded game) both show one.
 
-import { BLACK, WHITE, colorName } from '../fen.js';
+import { BLACK, WHITE } from '../fen.js';
+import { gettext, interpolate } from '../i18n.js';
 import { movePairs } from '../notation.js';
 
 export class MoveListView {
@@ -69,7 +70,11 @@ export class MoveListView {
     button.className = `ply ${color === BLACK ? 'black' : 'white'}`;
     button.textContent = move;
     button.dataset.ply = String(ply);
-    button.title = `Show the position after ${colorName(color)}'s move ${move}`;
+    button.title = interpolate(
+      color === BLACK ? gettext("Show the position after Black's move %(move)s") : gettext("Show the position after White's move %(move)s"),
+      { move },
+      true,
+    );
     this.plyNodes.set(ply, button);
     return button;
   }

@@ -5,6 +5,9 @@
 import { BLACK, WHITE, colorName, opposite } from '../fen.js';
 import { firstMover, plyText } from '../notation.js';
 import { MoveListView } from './move-list.js';
+import { gettext, ngettext, interpolate } from '../i18n.js';
+
+const fmt = (format, values) => interpolate(format, values, true);
 
 function text(node, value) {
   if (node && node.textContent !== value) node.textContent = value;
@@ -43,7 +46,7 @@ export class TableView {
     body.turn = ctrl.state ? ctrl.state.turn : '';
     body.you = ctrl.you || '';
     body.shownPly = String(ctrl.shownPly);
-    document.title = (ctrl.isMyTurn && !ctrl.isOver ? '● Your turn · ' : '') + this.baseTitle;
+    document.title = (ctrl.isMyTurn && !ctrl.isOver ? `● ${gettext('Your turn')} · ` : '') + this.baseTitle;
   }
 
   renderPlayers() {
@@ -75,7 +78,7 @@ export class TableView {
     marker.setAttribute('aria-hidden', 'true');
     const who = document.createElement('span');
     who.className = 'player-name';
-    who.textContent = name || (ctrl.state ? 'Waiting for a player…' : '…');
+    who.textContent = name || (ctrl.state ? gettext('Waiting for a player…') : '…');
     if (!name) who.classList.add('empty');
     const side = document.createElement('span');
     side.className = 'player-color';
@@ -84,45 +87,49 @@ export class TableView {
     if (name && online !== undefined) {
       const presence = document.createElement('span');
       presence.className = `presence ${online ? 'online' : 'away'}`;
-      presence.title = online ? 'On the page' : 'Not on the page';
+      presence.title = online ? gettext('On the page') : gettext('Not on the page');
       presence.setAttribute('aria-label', presence.title);
       node.append(presence);
     }
     if (isYou) {
       const you = document.createElement('span');
       you.className = 'tag you';
-      you.textContent = 'you';
+      you.textContent = gettext('you');
       node.append(you);
     }
     if (toMove) {
       const tag = document.createElement('span');
       tag.className = 'tag to-move-tag';
-      tag.textContent = 'to move';
+      tag.textContent = gettext('to move');
       node.append(tag);
     }
     if (won) {
       const tag = document.createElement('span');
       tag.className = 'tag winner-tag';
-      tag.textContent = 'winner';
+      tag.textContent = gettext('winner');
       node.append(tag);
     }
-    node.setAttribute('aria-label', `${colorName(color)}: ${name || 'seat free'}${isYou ? ' (you)' : ''}${toMove ? ', to move' : ''}`);
+    let label = fmt(gettext('%(side)s: %(name)s'), { side: colorName(color), name: name || gettext('seat free') });
+    if (isYou) label += ` ${gettext('(you)')}`;
+    if (toMove) label += gettext(', to move');
+    node.setAttribute('aria-label', label);
   }
 
   turnText() {
     const ctrl = this.ctrl;
     const s = ctrl.state;
-    if (!s) return 'Loading…';
-    if (s.status === 'waiting') return 'Waiting for an opponent';
-    if (ctrl.isOver) return s.status === 'aborted' ? 'Game aborted' : 'Game over';
+    if (!s) return gettext('Loading…');
+    if (s.status === 'waiting') return gettext('Waiting for an opponent');
+    if (ctrl.isOver) return s.status === 'aborted' ? gettext('Game aborted') : gettext('Game over');
     if (ctrl.you) {
-      if (s.turn === ctrl.you) return ctrl.pending ? 'Your move is on its way…' : 'Your turn';
+      if (s.turn === ctrl.you) return ctrl.pending ? gettext('Your move is on its way…') : gettext('Your turn');
       const other = ctrl.seatName(s.turn);
       const seat = s.seats ? s.seats[s.turn] : null;
-      if (other && seat && seat.computer) return `${other} is thinking…`;
-      return other ? `${other}'s turn` : `${colorName(s.turn)}'s turn`;
+      if (other && seat && seat.computer) return fmt(gettext('%(name)s is thinking…'), { name: other });
+      if (other) return fmt(gettext("%(name)s's turn"), { name: other });
+      return s.turn === BLACK ? gettext("Black's turn") : gettext("White's turn");
     }
-    return `${colorName(s.turn)} to move`;
+    return s.turn === BLACK ? gettext('Black to move') : gettext('White to move');
   }
 
   renderTurn() {
@@ -140,16 +147,16 @@ export class TableView {
     const s = ctrl.state;
     if (!s) return '';
     if (s.status === 'waiting') {
-      if (ctrl.you) return 'The game starts as soon as your friend joins.';
-      return 'A seat is free: join to play, or stay and watch.';
+      if (ctrl.you) return gettext('The game starts as soon as your friend joins.');
+      return gettext('A seat is free: join to play, or stay and watch.');
     }
     // Draw offers and rematch proposals show in the actions panel; the forty-move count in #no-progress.
     if (s.status === 'active') {
-      if (ctrl.replaying && ctrl.isMyTurn) return 'You are looking at an earlier position: go back to the game to move.';
-      if (ctrl.isMyTurn && ctrl.input.path.length > 1) return 'Keep jumping: pick the next landing square.';
-      if (ctrl.isMyTurn && ctrl.input.path.length === 1) return 'Pick a destination square.';
-      if (ctrl.input.mustCapture) return 'You must capture: the highlighted pieces can.';
-      if (ctrl.isMyTurn && s.legal && s.legal.length && s.legal[0].includes('x')) return 'You must capture.';
+      if (ctrl.replaying && ctrl.isMyTurn) return gettext('You are looking at an earlier position: go back to the game to move.');
+      if (ctrl.isMyTurn && ctrl.input.path.length > 1) return gettext('Keep jumping: pick the next landing square.');
+      if (ctrl.isMyTurn && ctrl.input.path.length === 1) return gettext('Pick a destination square.');
+      if (ctrl.input.mustCapture) return gettext('You must capture: the highlighted pieces can.');
+      if (ctrl.isMyTurn && s.legal && s.legal.length && s.legal[0].includes('x')) return gettext('You must capture.');
     }
     return '';
   }
@@ -195,11 +202,12 @@ export class TableView {
     let personal = '';
     if (s.winner) {
       const name = ctrl.seatName(s.winner);
-      headline = `${colorName(s.winner)} wins${name ? ` (${name})` : ''}`;
-      if (ctrl.you) personal = ctrl.you === s.winner ? 'You won!' : 'You lost.';
+      headline = s.winner === BLACK ? gettext('Black wins') : gettext('White wins');
+      if (name) headline += ` (${name})`;
+      if (ctrl.you) personal = ctrl.you === s.winner ? gettext('You won!') : gettext('You lost.');
       node.dataset.personal = ctrl.you ? (ctrl.you === s.winner ? 'won' : 'lost') : '';
-    } else if (s.status === 'aborted') headline = 'Game aborted';
-    else headline = 'Draw';
+    } else if (s.status === 'aborted') headline = gettext('Game aborted');
+    else headline = gettext('Draw');
     node.textContent = '';
     const h = document.createElement('strong');
     h.className = 'result-headline';
@@ -226,7 +234,7 @@ export class TableView {
       link.id = 'rematch-link';
       link.className = 'button primary';
       link.href = `/g/${encodeURIComponent(s.next_game)}/`;
-      link.textContent = ctrl.you ? 'Go to the rematch' : 'Watch the rematch';
+      link.textContent = ctrl.you ? gettext('Go to the rematch') : gettext('Watch the rematch');
       node.append(link);
     }
   }
@@ -237,9 +245,10 @@ export class TableView {
     const ctrl = this.ctrl;
     node.dataset.state = ctrl.connection;
     let label = '';
-    if (ctrl.connection === 'connecting') label = ctrl.v === null ? 'Connecting…' : 'Reconnecting…';
+    if (ctrl.connection === 'connecting') label = ctrl.v === null ? gettext('Connecting…') : gettext('Reconnecting…');
     else if (ctrl.connection === 'closed')
-      label = ctrl.connectionDetail === 'no_such_game' ? 'This game does not exist.' : 'Connection lost. Reconnecting…';
+      label =
+        ctrl.connectionDetail === 'no_such_game' ? gettext('This game does not exist.') : gettext('Connection lost. Reconnecting…');
     text(node, label);
     node.hidden = ctrl.connection === 'open';
   }
@@ -249,7 +258,7 @@ export class TableView {
     if (!node) return;
     const a = this.ctrl.audience;
     const n = a ? a.spectators : 0;
-    text(node, n ? `${n} ${n === 1 ? 'spectator' : 'spectators'} watching` : '');
+    text(node, n ? fmt(ngettext('%(count)s spectator watching', '%(count)s spectators watching', n), { count: n }) : '');
     node.hidden = !n;
   }
 
@@ -264,7 +273,14 @@ export class TableView {
     const moves = Math.ceil(left / 2);
     text(
       node,
-      `Forty-move rule: draw in ${moves} move${moves === 1 ? '' : 's'} unless a capture or man move`,
+      fmt(
+        ngettext(
+          'Forty-move rule: draw in %(count)s move unless a capture or man move',
+          'Forty-move rule: draw in %(count)s moves unless a capture or man move',
+          moves,
+        ),
+        { count: moves },
+      ),
     );
     node.dataset.plies = String(left);
     node.classList.toggle('urgent', left <= 10);
@@ -296,7 +312,7 @@ export class TableView {
       let text_ = '';
       if (ctrl.replaying) {
         const first = firstMover(n, ctrl.state ? ctrl.state.turn : BLACK);
-        text_ = `${plyText(ctrl.moves, first, shown)} · ${shown} of ${n} moves`;
+        text_ = `${plyText(ctrl.moves, first, shown)} · ${fmt(ngettext('%(shown)s of %(count)s move', '%(shown)s of %(count)s moves', n), { shown, count: n })}`;
       }
       text(els.replayText, text_);
       els.replayStatus.hidden = !ctrl.replaying;

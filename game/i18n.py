@@ -1,0 +1,149 @@
+"""Languages at the edges: the human texts of refusals, and the language of a socket.
+
+A page request gets its language from Django's ``LocaleMiddleware`` (the language picker's
+cookie, else the browser's ``Accept-Language``).  A websocket has no request: each socket reads
+the same two from its handshake once (:func:`language_of_scope`) and renders every human text
+it sends under that language (:func:`resolved`).
+
+The actions that refuse (``ActionError``) run in the database threads, where no language is
+active, so their messages are lazy (``gettext_lazy``, interpolated by :func:`lazy_text`): they
+become words only when the socket or the view that sends them turns them into text.  Error codes
+never change; only the human ``message`` is translated.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from django.conf import settings
+from django.utils import translation
+from django.utils.functional import Promise, lazy
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrPromise
+
+    from game import rules
+
+
+def _interpolate(message: Any, params: dict[str, Any]) -> str:
+    # A gettext_lazy text becomes words here; an ngettext_lazy one (its number named by a key of
+    # params) also picks its plural form here.
+    return str(message % params)
+
+
+_lazy_interpolate = lazy(_interpolate, str)
+
+
+def lazy_text(message: StrPromise | str, **params: Any) -> StrPromise:
+    """``message % params``, computed when the text is needed, in the language active then:
+    ``lazy_text(gettext_lazy("Version %(v)s is ahead."), v=3)``, or with a plural,
+    ``lazy_text(ngettext_lazy("%(n)s move", "%(n)s moves", "n"), n=2)``."""
+    return cast("StrPromise", _lazy_interpolate(message, params))
+
+
+def resolved(message: dict[str, Any], language: str | None) -> dict[str, Any]:
+    """``message`` with every lazy text turned into words of ``language`` (None: the active one)."""
+    if not any(isinstance(value, Promise) for value in message.values()):
+        return message
+    with translation.override(language):
+        return {key: str(value) if isinstance(value, Promise) else value for key, value in message.items()}
+
+
+def _header(scope: Any, name: bytes) -> str:
+    for key, value in scope.get("headers") or ():
+        if key.lower() == name:
+            return value.decode("latin-1")
+    return ""
+
+
+def language_of_scope(scope: Any) -> str:
+    """The language of a websocket, as ``LocaleMiddleware`` would choose it for a page of the
+    same browser: the ``django_language`` cookie (the language picker), else the best of the
+    ``Accept-Language`` header, else ``LANGUAGE_CODE``."""
+    from django.utils.translation.trans_real import parse_accept_lang_header
+
+    cookie = (scope.get("cookies") or {}).get(settings.LANGUAGE_COOKIE_NAME)
+    candidates = [cookie] if cookie else []
+    accept = _header(scope, b"accept-language")
+    if accept and len(accept) <= 500:
+        candidates += [lang for lang, _q in parse_accept_lang_header(accept) if lang != "*"]
+    for candidate in candidates:
+        try:
+            return translation.get_supported_language_variant(candidate)
+        except LookupError:
+            continue
+    return settings.LANGUAGE_CODE
+
+
+def outcome_reason(outcome: rules.Outcome) -> str:
+    """Why a game ended, in the active language (the rules' :attr:`~game.rules.Outcome.reason`
+    is English, for logs and PDN)."""
+    from game.rules import Color, Termination
+
+    t = outcome.termination
+    loser = outcome.winner.opponent if outcome.winner else None
+    black = loser is Color.BLACK
+    if t is Termination.NO_PIECES and loser:
+        return _("Black has no pieces left") if black else _("White has no pieces left")
+    if t is Termination.NO_MOVES and loser:
+        return _("Black has no legal move") if black else _("White has no legal move")
+    if t is Termination.REPETITION:
+        return _("draw by threefold repetition")
+    if t is Termination.FORTY_MOVES:
+        return _("draw by the forty-move rule: 80 plies without a capture or a man move")
+    if t is Termination.RESIGNATION and loser:
+        return _("Black resigned") if black else _("White resigned")
+    if t is Termination.AGREEMENT:
+        return _("draw by agreement")
+    if t is Termination.TIME_FORFEIT:
+        if loser:
+            return _("Black lost on time") if black else _("White lost on time")
+        return _("time forfeit")
+    if t is Termination.ABANDONED:
+        if loser:
+            return _("Black left the game") if black else _("White left the game")
+        return _("draw: a player left the game")
+    return _("game aborted")
+
+
+def time_control_label(control: str) -> str:
+    """A time control in words of the active language: ``"5+3"``, ``"3 days a move"``,
+    ``"Untimed"`` (the clock's own :meth:`~game.round.clock.TimeControl.label` is English)."""
+    from game.round.clock import TimeControl, TimeControlError
+
+    try:
+        parsed = TimeControl.parse(control)
+    except TimeControlError:
+        return str(control)
+    if parsed.days:
+        return ngettext("%(days)s day a move", "%(days)s days a move", parsed.days) % {"days": parsed.days}
+    return str(parsed) if parsed.live else _("Untimed")
+
+
+#: :func:`time_control_label`, computed when shown (for module-level choices).
+time_control_label_lazy = lazy(time_control_label, str)
+
+
+def pool_label(pool_id: str) -> str:
+    """A "Play online" pool in words of the active language: ``"5+3 (5 min + 3 s a move)"``."""
+    if "+" not in pool_id:
+        return time_control_label(pool_id)
+    minutes, increment = pool_id.split("+", 1)
+    return _("%(control)s (%(minutes)s min + %(increment)s s a move)") % {
+        "control": pool_id, "minutes": minutes, "increment": increment}
+
+
+def level_name(number: int, english: str) -> str:
+    """The name of the computer's level ``number`` in the active language (the engine's own
+    names, :data:`game.engine.LEVELS`, are English)."""
+    names = {1: _("Beginner"), 2: _("Casual"), 3: _("Club player"), 4: _("Expert"), 5: _("Master")}
+    return names.get(number, english)
+
+
+#: What ``makemessages`` leaves out (README, "Languages"): the tests, the benchmarks, the
+#: collected static files and the checkout's own state; dot-folders (the virtualenv) are left
+#: out by Django itself.
+MAKEMESSAGES_IGNORE = ["-i", "tests", "-i", "bench", "-i", "scripts", "-i", "staticfiles", "-i", "var",
+                       "--add-location", "file"]
