@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from django.shortcuts import render
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from game.rules import Color, Move, Position
 
@@ -127,7 +127,7 @@ def board_of(diagram: Diagram) -> dict:
     }
 
 
-@require_GET
+@require_safe
 def how_to_play(request):
     """The rules for players, with a board for every rule."""
     return render(request, "how_to_play.html", {"diagrams": {d.key: board_of(d) for d in DIAGRAMS}})

@@ -7,7 +7,7 @@ import uuid
 
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from game import http_limits
 from game.forms import JoinForm, NewGameForm
@@ -80,7 +80,7 @@ def _render_game(request, game: Game, join_form: JoinForm | None = None, status:
     }, status=status)
 
 
-@require_GET
+@require_safe
 def game_page(request, game_id):
     """The game page: board, players, move list; a join form while a seat is free."""
     return _render_game(request, _game_or_404(game_id))
@@ -107,7 +107,7 @@ def join(request, game_id):
     return redirect("game", game_id=game_id)
 
 
-@require_GET
+@require_safe
 def game_pdn(request, game_id):
     """Download the game as a PDN file (``<id>.pdn``)."""
     try:
@@ -119,7 +119,7 @@ def game_pdn(request, game_id):
     return response
 
 
-@require_GET
+@require_safe
 def live_games(request):
     """JSON list of the games being played now: ``{"games": [...]}`` (see :func:`game.round.reads.live_games`)."""
     return JsonResponse({"games": _live_games()})

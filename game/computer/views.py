@@ -29,7 +29,7 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.functional import lazy
 from django.utils.translation import gettext_lazy as _
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from game import http_limits, rules
 from game.computer import seat as computer_seat
@@ -140,7 +140,7 @@ def _initial(request) -> tuple[str, str | None, str | None]:
     return rules.INITIAL_FEN, None, None
 
 
-@require_GET
+@require_safe
 def analysis_page(request):
     """The analysis board, starting from ``?fen=``, from the current position of ``?game=``, or the start."""
     fen, error, game_id = _initial(request)
@@ -150,7 +150,7 @@ def analysis_page(request):
     return render(request, "analysis.html", {"config": config})
 
 
-@require_GET
+@require_safe
 def analysis_game(request, game_id: str):
     """JSON: a game for the analysis board to step through.
 
@@ -168,13 +168,13 @@ def analysis_game(request, game_id: str):
                          "fens": [fen for _, fen in rows], "fen": game.fen, "status": game.status})
 
 
-@require_GET
+@require_safe
 def analysis_not_a_game(request, text: str):
     """JSON 404 ``no_such_game`` for ``/analysis/game/<text>`` where no game id can be: not looked up."""
     return _error("no_such_game", _("There is no such game."), status=404)
 
 
-@require_GET
+@require_safe
 def analysis_position(request):
     """JSON: the position ``?fen=`` (after ``&move=``, when given) as :func:`describe` shows it; 400 when refused."""
     try:

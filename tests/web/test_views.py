@@ -253,3 +253,16 @@ def test_live_games_leave_out_games_out_of_time_or_idle():
     assert not set(ids) & set(left_out)
     assert Game.objects.filter(status=Game.Status.ACTIVE).count() == len(listed) + len(left_out)
     assert [g["id"] for g in reads.live_games(limit=2)] == [listed[2], listed[3]]
+
+
+def test_pages_answer_head_as_get_without_a_body():
+    """Monitors and link checkers send HEAD: every page that answers GET answers it too."""
+    from game.round import actions
+
+    game = actions.create_game("a" * 32, "alice", "B")
+    client = Client()
+    for path in ("/", f"/g/{game.id}/", f"/g/{game.id}.pdn", "/games/live", "/analysis",
+                 "/how-to-play", f"/analysis/game/{game.id}"):
+        get, head = client.get(path), client.head(path)
+        assert (path, get.status_code, head.status_code) == (path, 200, 200)
+        assert head.content == b"" and head["Content-Type"] == get["Content-Type"]
