@@ -47,7 +47,10 @@ def _watch_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, name="engine-parent-watch", daemon=True).start()
 
 
-_pools: weakref.WeakSet[EnginePool] = weakref.WeakSet()
+#: Every executor an engine pool of this process has started and not shut down: held here, not
+#: only by its pool, so that the workers of a pool nobody refers to any more are stopped too.
+_executors: set[concurrent.futures.Executor] = set()
+_executors_lock = threading.Lock()
 
 
 def shutdown_all(wait: bool = True) -> None:
@@ -55,6 +58,14 @@ def shutdown_all(wait: bool = True) -> None:
     teardown), waiting for them to exit when ``wait``."""
     for pool in list(_pools):
         pool.shutdown(wait=wait)
+    with _executors_lock:
+        executors = list(_executors)
+        _executors.clear()
+    for executor in executors:
+        executor.shutdown(wait=wait, cancel_futures=True)
+
+
+_pools: weakref.WeakSet[EnginePool] = weakref.WeakSet()
 
 
 atexit.register(shutdown_all)
@@ -124,12 +135,16 @@ class EnginePool:
                 else:
                     self._executor = concurrent.futures.ThreadPoolExecutor(
                         max_workers=self.workers, thread_name_prefix="engine")
+                with _executors_lock:
+                    _executors.add(self._executor)
             return self._executor
 
     def _reset(self, broken: concurrent.futures.Executor) -> None:
         with self._lock:
             if self._executor is broken:
                 self._executor = None
+        with _executors_lock:
+            _executors.discard(broken)
         broken.shutdown(wait=False, cancel_futures=True)
 
     def _enter(self) -> None:
@@ -199,4 +214,6 @@ class EnginePool:
         with self._lock:
             executor, self._executor = self._executor, None
         if executor is not None:
+            with _executors_lock:
+                _executors.discard(executor)
             executor.shutdown(wait=wait, cancel_futures=True)
