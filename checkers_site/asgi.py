@@ -18,13 +18,15 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.sessions import SessionMiddlewareStack  # noqa: E402
 
 from checkers_site.handshakes import HandshakeLog  # noqa: E402
-from checkers_site.ops import metrics  # noqa: E402
+from checkers_site.ops import memory, metrics  # noqa: E402
 from checkers_site.ops.logs import RequestContext  # noqa: E402
 from checkers_site.origins import SameOriginValidator  # noqa: E402
 from game.routing import websocket_urlpatterns  # noqa: E402
 
 # Several server processes (PROMETHEUS_MULTIPROC_DIR): each samples its database pool for /metrics.
 metrics.start_process()
+# Each server process gives its allocator's free pages back every minute (checkers_site/ops/memory.py).
+memory.start_process()
 
 application = ProtocolTypeRouter(
     {

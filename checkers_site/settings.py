@@ -195,6 +195,9 @@ CLAIM_AFTER_UNTIMED_S = env.int("CLAIM_AFTER_UNTIMED_S", default=120)
 #: Threads (each with its own database connection) that run the game sockets' service calls in a
 #: Daphne process, so that moves of different games are stored side by side.
 GAME_DB_THREADS = env.int("GAME_DB_THREADS", default=8)
+#: Seconds between two returns of the allocator's free memory to the system in a server process
+#: (checkers_site/ops/memory.py); 0: never.
+MALLOC_TRIM_EVERY_S = env.float("MALLOC_TRIM_EVERY_S", default=60.0)
 
 #: Messages one game socket may send (limits' notation); more are refused with ``rate_limited``.
 GAME_SOCKET_RATE_LIMIT = env("GAME_SOCKET_RATE_LIMIT", default="30/second;600/minute")
