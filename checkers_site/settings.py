@@ -207,6 +207,9 @@ GAME_SESSION_RATE_LIMIT = env("GAME_SESSION_RATE_LIMIT", default="40/second;900/
 #: (counted in Redis, game/round/admission.py); more are closed with code 4429. 0: no limit.
 GAME_SOCKETS_PER_SESSION = env.int("GAME_SOCKETS_PER_SESSION", default=16)
 GAME_SOCKETS_PER_ADDRESS = env.int("GAME_SOCKETS_PER_ADDRESS", default=256)
+#: The same for lobby sockets (each may hold a seek), counted apart from game sockets.
+LOBBY_SOCKETS_PER_SESSION = env.int("LOBBY_SOCKETS_PER_SESSION", default=8)
+LOBBY_SOCKETS_PER_ADDRESS = env.int("LOBBY_SOCKETS_PER_ADDRESS", default=256)
 
 # HTTP requests that cost the server (game/http_limits.py), limits' notation, counted in Redis per
 # session and per client address; more are answered 429. Empty: no limit.

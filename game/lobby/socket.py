@@ -49,7 +49,7 @@ from game.lobby.pairing import POOLS, Pairing, Seek
 from game.lobby.pools import MatchmakingUnavailable
 from game.lobby.protocol import CancelSeek, Ping, SeekGame, parse_lobby_message
 from game.names import clean_name
-from game.round import actions
+from game.round import actions, admission
 from game.round.errors import ActionError
 from game.sockets import RATE_LIMITED, ProtocolError, RateLimited, decode_frame, in_background, in_db_thread
 
@@ -60,6 +60,10 @@ log = logging.getLogger(__name__)
 
 #: Close code sent to a socket whose session has no player id.
 CLOSE_NO_SESSION = 4401
+#: Close code sent when the session or the client address holds its most lobby sockets.
+CLOSE_TOO_MANY_SOCKETS = 4429
+#: Seconds between two renewals of this socket's entry in the socket counts (they live 60 s).
+ADMISSION_REFRESH_S = 20.0
 #: Seconds between two pushes of a pool's count by one process (changes in between are merged).
 COUNT_PUSH_DELAY_S = 0.25
 #: Seconds between pushes of the counts when nothing changes (seeks of dead processes expire silently).
@@ -233,6 +237,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
     """Websocket consumer of one home page: its player's seek (at most one) and the pool counts."""
 
     seek: Seek | None = None
+    ticket: admission.Ticket | None = None
     #: Monotonic time of the first of the heartbeat's failures in a row (None: the last one worked).
     failing_since: float | None = None
     limit: RateLimited | None = None
@@ -256,6 +261,13 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json(error("no_session", NO_SESSION_MESSAGE))
             await self.close(code=CLOSE_NO_SESSION)
             return
+        client = self.scope.get("client")
+        self.ticket, over = await admission.admit(self.channel_name, self.player_id,
+                                                  client[0] if client else None, kind="lobby")
+        if over is not None:
+            limit = admission.limits_of("lobby")[0 if over == admission.OVER_SESSION else 1]
+            await self.close(code=CLOSE_TOO_MANY_SOCKETS, reason=f"lobby {over} limit {limit} reached")
+            return
         try:
             await self.join(player_group(self.player_id))
             for pool in POOLS:
@@ -266,6 +278,8 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             # raised, or the server cancelled the consumer): channels will not call disconnect,
             # so the groups joined so far are left here, or this channel would stay in them.
             await self.leave_groups()
+            if self.ticket is not None:
+                await admission.release(self.ticket)
             raise
         self.ticker = asyncio.create_task(self.tick())
         self.counted = True
@@ -308,6 +322,9 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                     except MatchmakingUnavailable:
                         pass  # it expires by itself
         await self.leave_groups()
+        if self.ticket is not None:
+            ticket, self.ticket = self.ticket, None
+            await admission.release(ticket)
 
     async def receive(self, text_data=None, bytes_data=None, **kwargs):
         if not await self.within_rate_limit():
@@ -399,9 +416,12 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
 
     async def tick(self) -> None:
         """Every heartbeat: refresh this socket's seek; now and then, send this socket fresh pool counts."""
-        next_counts = time.monotonic() + COUNT_REFRESH_S
+        next_counts = next_admission = time.monotonic() + COUNT_REFRESH_S
         while True:
             await asyncio.sleep(heartbeat_s())
+            if self.ticket is not None and time.monotonic() >= next_admission:
+                next_admission = time.monotonic() + ADMISSION_REFRESH_S
+                await admission.refresh(self.ticket)   # this socket still counts against its limits
             try:
                 await self.heartbeat()
             except Exception:  # the heartbeat must go on

@@ -89,22 +89,33 @@ class Ticket:
     keys: tuple[str, ...]
 
 
-def _keys(player_id: str | None, address: str | None) -> tuple[str | None, str | None]:
-    prefix = f"{settings.REDIS_PREFIX}:sockets"
+def _keys(player_id: str | None, address: str | None, kind: str) -> tuple[str | None, str | None]:
+    prefix = f"{settings.REDIS_PREFIX}:sockets" + ("" if kind == "game" else f":{kind}")
     return (f"{prefix}:session:{player_id}" if player_id else None,
             f"{prefix}:address:{address}" if address else None)
 
 
-async def admit(socket_id: str, player_id: str | None, address: str | None) -> tuple[Ticket | None, str | None]:
-    """Count a new socket of ``player_id``'s session from ``address`` (either may be None: not counted).
+def limits_of(kind: str) -> tuple[int, int]:
+    """``(per session, per address)`` for sockets of ``kind``: ``"game"`` (``GAME_SOCKETS_PER_*``)
+    or ``"lobby"`` (``LOBBY_SOCKETS_PER_*``)."""
+    if kind == "lobby":
+        return settings.LOBBY_SOCKETS_PER_SESSION, settings.LOBBY_SOCKETS_PER_ADDRESS
+    return settings.GAME_SOCKETS_PER_SESSION, settings.GAME_SOCKETS_PER_ADDRESS
+
+
+async def admit(socket_id: str, player_id: str | None, address: str | None,
+                kind: str = "game") -> tuple[Ticket | None, str | None]:
+    """Count a new socket of ``kind`` (``"game"`` or ``"lobby"``, counted apart) of ``player_id``'s
+    session from ``address`` (either may be None: not counted).
 
     Returns ``(ticket, None)`` when admitted (the ticket for :func:`refresh` and :func:`release`)
     and ``(None, OVER_SESSION or OVER_ADDRESS)`` when a limit is reached.  When Redis fails:
     ``(None, None)``, admitted without being counted.
     """
-    session_key, address_key = _keys(player_id, address)
-    session_limit = settings.GAME_SOCKETS_PER_SESSION if session_key else 0
-    address_limit = settings.GAME_SOCKETS_PER_ADDRESS if address_key else 0
+    session_key, address_key = _keys(player_id, address, kind)
+    per_session, per_address = limits_of(kind)
+    session_limit = per_session if session_key else 0
+    address_limit = per_address if address_key else 0
     if session_limit <= 0 and address_limit <= 0:
         return None, None
     now = time.time()

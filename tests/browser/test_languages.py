@@ -80,6 +80,8 @@ def test_a_game_played_in_spanish(new_context, server):
     expect(alice.locator("#move-list li")).to_have_text(["1. 11-15 22-18", "2. 15x22 25x18"])
     click_move(alice, "12-16")
     expect(bob.locator("#turn")).to_have_text("Te toca")
+    # alice's page has applied the move too (its version is bob's) before she sends out of turn.
+    expect(alice.locator("body")).to_have_attribute("data-version", bob.locator("body").get_attribute("data-version"))
 
     # A move sent out of turn is refused by the server in alice's language; the code stays English.
     version = int(alice.locator("body").get_attribute("data-version"))
