@@ -253,7 +253,7 @@ def _publish_sync(game_id: str, texts: list[str]) -> None:
         for text in texts:
             pipe.publish(channel(game_id), text)
         pipe.execute()
-    except (RedisError, OSError) as exc:
+    except (RedisError, OSError, ValueError) as exc:  # ValueError: a socket closed under redis-py
         raise Unavailable(str(exc)) from exc
 
 

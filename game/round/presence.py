@@ -163,7 +163,7 @@ def offline_s(game_id: str, seat: str, since: float) -> float:
         pipe.zrangebyscore(_key(game_id), now, "+inf")
         pipe.hmget(_seen_key(game_id), [seat, EPOCH])
         members, (seen, epoch) = pipe.execute()
-    except (redis.RedisError, OSError) as exc:
+    except (redis.RedisError, OSError, ValueError) as exc:  # ValueError: a socket closed under redis-py
         metrics.presence_failures.labels("offline").inc()
         raise PresenceUnavailable(str(exc)) from None
     if epoch is None or _counts(members)["online"][seat]:
@@ -201,7 +201,7 @@ def spectator_counts(game_ids: list[str]) -> dict[str, int]:
         for game_id in game_ids:
             pipe.zrangebyscore(_key(game_id), now, "+inf")
         results = pipe.execute()
-    except (redis.RedisError, OSError) as exc:
+    except (redis.RedisError, OSError, ValueError) as exc:  # ValueError: a socket closed under redis-py
         log.warning("presence unavailable: %s", exc)
         return dict.fromkeys(game_ids, 0)
     return {game_id: _counts(members)["spectators"] for game_id, members in zip(game_ids, results, strict=True)}
