@@ -647,6 +647,8 @@ export class Ctrl {
 
   seatName(color) {
     const seat = this.state && this.state.seats ? this.state.seats[color] : null;
+    // The computer's name is the site's, so it is worded in the page's language.
+    if (seat && seat.computer) return interpolate(gettext('Computer (level %(level)s)'), { level: seat.computer }, true);
     return seat && seat.name ? seat.name : null;
   }
 
