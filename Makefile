@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint install redis migrate clean messages system-packages
+.PHONY: run test lint install core redis migrate clean messages system-packages node-modules
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,13 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed core
+
+# The engine's compiled core (game/engine/core/core.c -> game/engine/_core*.so), built in place with the
+# machine's C compiler; the engine falls back to its Python search without it (docs/engine.md).
+core: $(VENV)/.installed
+	@$(PY) -c 'import setuptools' 2>/dev/null || $(PY) -m pip install --quiet setuptools
+	$(PY) setup.py --quiet build_ext --inplace
 
 redis: install
 	@if [ -z "$$REDIS_URL" ]; then $(PY) scripts/embedded_redis.py start; fi
@@ -34,8 +40,16 @@ run: install redis migrate
 system-packages:
 	@if [ "$(SKIP_SYSTEM_PACKAGES)" != 1 ]; then sh scripts/system_packages.sh; fi
 
+# The browser tests' npm tools (package.json: axe-core for tests/browser/test_accessibility.py),
+# installed exactly as package-lock.json pins them; again only when the lock file changes.
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+node-modules: node_modules/.package-lock.json
+
 # Everything: lint (unless SKIP_LINT=1, for a run that has just linted), then every test.
-test: system-packages install redis
+test: system-packages install redis node-modules
 	@if [ "$(SKIP_LINT)" != 1 ]; then $(MAKE) --no-print-directory lint; fi
 	$(PY) -m pytest $(PYTEST_ARGS)
 

@@ -20,6 +20,10 @@ It starts the site as ``bench/load.py`` does (its own Redis, a fresh PostgreSQL 
 
    - ``sockets``: opens ``--flood-sockets`` (300) game sockets on the first honest game and sends
      ``{"type": "sync"}`` from each ``--sync-rate`` (25) times a second;
+   - ``sync``: the same from many throwaway sessions of the one address: ``--sync-sessions``
+     (120) new sessions (each a ``GET /`` for its cookie), ``--sync-sockets`` (2) game sockets
+     each on the first honest game, each sending ``{"type": "sync"}`` ``--sync-rate`` times a
+     second (the per-session limits do not see it: each session stays within them);
    - ``analysis``: ``--analysis-concurrency`` (20) requests at a time of ``POST /analysis/search``
      (``{"fen": the start, "time_ms": 3000}``, CSRF token from the analysis page's cookie in
      ``X-CSRFToken``), each sent again as soon as it is answered;
@@ -67,7 +71,7 @@ HONEST_ADDR = "127.0.0.2"
 PROBE_ADDR = "127.0.0.3"
 ATTACKER_ADDR = "127.0.0.1"
 START_FEN = "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12"
-FLOODS = ("sockets", "analysis", "lobby", "create")
+FLOODS = ("sockets", "sync", "analysis", "lobby", "create")
 GRACE_S = 3.0           # receipts of the phase's last moves are still counted this long after it
 CLOSE_LIMIT_S = 60
 
@@ -161,6 +165,32 @@ async def flood_sockets(args, ports, cookie, game_id, deadline, out: Outcome) ->
                                        ports[i % len(ports)], cookie, out, deadline, None,
                                        1 / args.sync_rate, sync, gate)
                            for i in range(args.flood_sockets)))
+
+
+async def flood_sync(args, ports, base, game_id, deadline, out: Outcome) -> None:
+    """Many sessions of one address, a few sockets each, every socket sending ``sync``."""
+    def new_session(_i: int) -> str | None:
+        for _attempt in range(3):
+            visitor = load.Visitor(base, ATTACKER_ADDR)
+            try:
+                visitor.get("/")
+                return visitor.cookie()
+            except (OSError, urllib.error.HTTPError) as exc:
+                out.add(out.refused, f"session: {getattr(exc, 'code', type(exc).__name__)}")
+        return None
+
+    with ThreadPoolExecutor(4) as pool:
+        made = await asyncio.get_running_loop().run_in_executor(
+            None, lambda: list(pool.map(new_session, range(args.sync_sessions))))
+    cookies = [cookie for cookie in made if cookie]
+    out.add(out.counts, "sessions", len(cookies))
+    gate = asyncio.Semaphore(100)
+    sync = json.dumps({"type": "sync"})
+    sockets = [(cookie, ports[(i * args.sync_sockets + j) % len(ports)])
+               for i, cookie in enumerate(cookies) for j in range(args.sync_sockets)]
+    await asyncio.gather(*(hold_socket(f"ws://127.0.0.1:{port}/ws/game/{game_id}/", port, cookie, out,
+                                       deadline, None, 1 / args.sync_rate, sync, gate)
+                           for cookie, port in sockets))
 
 
 async def flood_lobby(args, ports, cookie, deadline, out: Outcome) -> None:
@@ -295,6 +325,8 @@ async def attack(args, flood: str, ports, bases, attacker: load.Visitor, game_id
     cookie = attacker.cookie()
     if flood == "sockets":
         await flood_sockets(args, ports, cookie, game_id, deadline, out)
+    elif flood == "sync":
+        await flood_sync(args, ports, bases[0], game_id, deadline, out)
     elif flood == "lobby":
         await flood_lobby(args, ports, cookie, deadline, out)
     elif flood == "analysis":
@@ -309,12 +341,16 @@ async def phase(args, name: str, run: load.Run, probe: ComputerProbe, meters: di
     st.opponent, st.spectator, st.errors, st.refused, st.accepted = [], [], {}, {}, 0
     probe.replies = []
     load_start = [round(x, 2) for x in os.getloadavg()]
+    profilers = start_profilers(args, name, meters["daphne"])
     cpu0 = {k: m.cpu() for k, m in meters.items()}
     t0 = time.perf_counter()
     st.window = (t0, t0 + args.phase_s)
     attacker = flood_task(t0 + args.phase_s + GRACE_S) if flood_task else None
     await asyncio.sleep(args.phase_s + GRACE_S)
     wall = time.perf_counter() - t0
+    for proc in profilers:
+        with suppress(Exception):
+            await asyncio.to_thread(proc.wait, 30)
     honest = {"opponent_ms": load.percentiles(st.opponent), "spectator_ms": load.percentiles(st.spectator),
               "moves": st.accepted, "errors_by_code": dict(st.errors), "refused_moves_by_code": dict(st.refused)}
     replies = list(probe.replies)
@@ -330,6 +366,25 @@ async def phase(args, name: str, run: load.Run, probe: ComputerProbe, meters: di
         out["attacker"] = outcome.as_dict()
     await asyncio.sleep(args.settle_s)
     return out
+
+
+def start_profilers(args, phase: str, meter: load.Meter) -> list:
+    """``--profile DIR``: py-spy samples each Daphne process through the phase (collapsed stacks of
+    the thread holding the GIL, or of every thread with ``--profile-idle``, in
+    ``DIR/<phase>-<pid>.txt``)."""
+    if not args.profile:
+        return []
+    import subprocess
+
+    out = Path(args.profile)
+    out.mkdir(parents=True, exist_ok=True)
+    procs = []
+    for pid in meter.pids():
+        command = [str(Path(sys.executable).parent / "py-spy"), "record", "-p", str(pid), "-d",
+                   str(max(1, int(args.phase_s))), "-r", "100", "-f", "raw", "--nonblocking",
+                   "-o", str(out / f"{phase}-{pid}.txt"), "--idle" if args.profile_idle else "--gil"]
+        procs.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    return procs
 
 
 async def main_async(args) -> dict:
@@ -358,6 +413,7 @@ async def main_async(args) -> dict:
         attacker = load.Visitor(bases[0], ATTACKER_ADDR)
         await asyncio.to_thread(attacker.get, "/")
         await asyncio.to_thread(attacker.get, "/analysis")
+        extra.pop("redis_url", None)
         meters = {"daphne": load.Meter(pids), **extra, "postgres": load.Meter(load.postgres_pids),
                   "client": load.Meter([os.getpid()])}
         probe = ComputerProbe(bases[0], ports[0])
@@ -405,16 +461,23 @@ def main() -> None:
     parser.add_argument("--think", type=float, default=1.0, help="the honest players' mean think time (s)")
     parser.add_argument("--flood-sockets", type=int, default=300)
     parser.add_argument("--sync-rate", type=float, default=25.0, help="syncs a second from each flood socket")
+    parser.add_argument("--sync-sessions", type=int, default=120, help="throwaway sessions of the sync flood")
+    parser.add_argument("--sync-sockets", type=int, default=2, help="game sockets of each such session")
     parser.add_argument("--analysis-concurrency", type=int, default=20)
     parser.add_argument("--analysis-ms", type=int, default=3000)
     parser.add_argument("--lobby-sockets", type=int, default=2000)
     parser.add_argument("--lobby-concurrency", type=int, default=500, help="lobby handshakes at a time")
     parser.add_argument("--create-concurrency", type=int, default=8)
     parser.add_argument("--daphnes", type=int, default=2)
+    parser.add_argument("--front", action="store_true",
+                        help="every client goes through the repository's nginx configuration "
+                             "(deploy/nginx/checkers.conf), as in production")
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--sqlite", action="store_true")
     parser.add_argument("--server-env", nargs="*", default=[], help="more KEY=VALUE for the server")
     parser.add_argument("--keep-logs", default="")
+    parser.add_argument("--profile", default="", help="folder for py-spy profiles of the Daphne processes, per phase")
+    parser.add_argument("--profile-idle", action="store_true", help="profiles include waiting threads")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--pretty", action="store_true")
     args = parser.parse_args()
@@ -422,6 +485,7 @@ def main() -> None:
     args.rate_limit, args.redis_url, args.backlog, args.memprobe = "default", "", 4096, ""
     args.connect_concurrency, args.ping = 10, 20.0
     args.site_limits = True
+    args.route = "game"     # the honest game's sockets on one process, as the shipped nginx routes them
     limit = 300 + (len(args.floods) + 2) * (args.phase_s + GRACE_S + args.settle_s + CLOSE_LIMIT_S + 10)
     result = asyncio.run(asyncio.wait_for(main_async(args), limit))
     print(json.dumps(result, indent=2 if args.pretty else None))

@@ -5,6 +5,12 @@ Run by hand from the repository root (not part of the test suite)::
     .venv/bin/python bench/load.py --games 1000 --spectators 1 --think 5 --duration 60
     .venv/bin/python bench/load.py --games 1000 --spectators 1 --think 1.5 --daphnes 2
     .venv/bin/python bench/load.py --games 40 --spectators 1 --think 0 --daphnes 2
+    .venv/bin/python bench/load.py --games 1000 --think 5 --daphnes 2 --noisy-neighbour
+
+``--noisy-neighbour`` keeps one core busy with a separate process for the whole run (the site's
+phase and the relay's), so a shared machine's other work is reproducible; ``--route`` puts a
+game's sockets on one process (``game``, as nginx routes them) or deals them out (``spread``).
+A run that fails still prints its JSON, with ``error`` saying why.
 
 What it does, in one process of plain asyncio (no uvloop), bounded in time:
 
@@ -71,6 +77,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import zlib
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, suppress
@@ -409,7 +416,11 @@ class Sock:
 
     def __init__(self, run: Run, index: int, game_id: str, role: str, cookie: str):
         self.run = run
-        self.port = run.ports[index % len(run.ports)]
+        if run.args.route == "game" and not run.relay:
+            # As the shipped nginx does: every socket of a game on one process, chosen by the game id.
+            self.port = run.ports[zlib.crc32(game_id.encode()) % len(run.ports)]
+        else:
+            self.port = run.ports[index % len(run.ports)]
         self.game_id = game_id
         self.role = role
         self.cookie = cookie
@@ -468,7 +479,8 @@ class Sock:
         self.ping_handle = asyncio.get_running_loop().call_later(delay, self.ping)
 
     def ping(self) -> None:
-        """The page's keep-alive (every 20 s), which also refreshes the viewer's presence."""
+        """The page's keep-alive (every 3 s; a socket silent for 10 s is closed), which also
+        refreshes the viewer's presence."""
         if self.run.stopping:
             return
         self.send({"type": "ping"})
@@ -738,15 +750,22 @@ def start_profilers(args, meter: Meter, relay: bool) -> list[subprocess.Popen]:
 # ---------------------------------------------------------------------------------- servers
 
 def start_site(args, stack: ExitStack, tmp: Path) -> tuple[list[int], list[int], dict]:
-    """Start Redis, a fresh database and the Daphne processes; return ports, pids and extra meters."""
-    from tests.system.processes import Daphne, RedisServer, server_database, site_env
+    """Start Redis, a fresh database and the Daphne processes; return ports, pids and extra meters.
+
+    With ``args.front`` (bench/abuse.py's ``--front``) the repository's nginx configuration runs in
+    front of the Daphne processes, which then take the client's address from it
+    (``--proxy-headers``) as in production: the ports returned are nginx's one port, and the
+    extra meters have nginx's CPU."""
+    from tests.system.processes import Daphne, Nginx, RedisServer, server_database, site_env
+
+    front = getattr(args, "front", False)
 
     class BenchDaphne(Daphne):
         """Daphne with a listen backlog that a burst of connections fits in."""
 
         def command(self):
-            launcher = [str(ROOT / "bench" / "memprobe.py")] if args.memprobe else ["-m", "daphne"]
-            return [sys.executable, *launcher, "-e",
+            launcher = [str(ROOT / "bench" / "memprobe.py")] if args.memprobe else ["-m", "checkers_site.serve"]
+            return [sys.executable, *launcher, *(["--proxy-headers"] if front else []), "-e",
                     f"tcp:port={self.port}:interface=127.0.0.1:backlog={args.backlog}",
                     "checkers_site.asgi:application"]
 
@@ -778,13 +797,29 @@ def start_site(args, stack: ExitStack, tmp: Path) -> tuple[list[int], list[int],
         daphne.start()
         stack.callback(daphne.stop)
         daphnes.append(daphne)
-    return [d.port for d in daphnes], [d.proc.pid for d in daphnes], {"redis": Meter(redis_pids)}
+    extra = {"redis": Meter(redis_pids), "redis_url": redis_url}   # site_phase takes the URL out
+    ports = [d.port for d in daphnes]
+    if front:
+        nginx = Nginx(tmp / "nginx.log", ports, static_root=tmp / "static")
+        nginx.start()
+        stack.callback(nginx.stop)
+        ports = [nginx.port]
+        extra["nginx"] = Meter(lambda: [nginx.proc.pid, *child_pids(nginx.proc.pid)])
+    return ports, [d.proc.pid for d in daphnes], extra
+
+
+def child_pids(pid: int) -> list[int]:
+    """The direct children of process ``pid`` (nginx's workers), from /proc; [] when unreadable."""
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
 
 
 #: The site's per-address and per-session limits that a load of many browsers from one address
 #: (this client, on loopback) would meet: off, unless ``--site-limits``.
 BENCH_LIMITS = {"GAME_CREATE_RATE_LIMIT_SESSION": "", "GAME_CREATE_RATE_LIMIT_ADDRESS": "",
-                "GAME_SOCKETS_PER_ADDRESS": "0"}
+                "GAME_SOCKETS_PER_ADDRESS": "0", "GAME_ADDRESS_RATE_LIMIT": ""}
 
 
 def rate_limit(args) -> str:
@@ -843,6 +878,7 @@ async def site_phase(args, stack: ExitStack, tmp: Path) -> dict:
         extra = {}
     else:
         ports, server_pids, extra = await asyncio.to_thread(start_site, args, stack, tmp)
+    redis_url = extra.pop("redis_url", args.redis_url)
     sampler = RssSampler(Meter(server_pids), args.rss_every, T0[0])
     sampler.start()
     bases = [f"http://127.0.0.1:{p}" for p in ports]
@@ -859,13 +895,48 @@ async def site_phase(args, stack: ExitStack, tmp: Path) -> dict:
     if not args.target:
         meters["postgres"] = Meter(postgres_pids) if not args.sqlite else Meter([])
     run = Run(args, ports, relay=False)
+    publishes_before = redis_publishes(redis_url)
     out = await play_run(args, run, games, meters, sampler)
+    if not args.target:
+        out["events_read"] = events_read_by_process(ports, redis_publishes(redis_url) - publishes_before)
     out["setup_s"] = round(setup_s, 1)
     out["setup_server_errors"] = dict(SETUP_FAILURES)
     out["daphne_processes"] = len(server_pids)
     out["rate_limit"] = rate_limit(args) if not args.target else "as configured"
     out["database"] = "target" if args.target else ("sqlite" if args.sqlite else "postgresql")
     return out
+
+
+def redis_publishes(url: str) -> int:
+    """``PUBLISH`` commands Redis has run so far (``INFO commandstats``): the game events sent."""
+    if not url:
+        return 0
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        stats = client.info("commandstats")
+    finally:
+        client.close()
+    return int(stats.get("cmdstat_publish", {}).get("calls", 0))
+
+
+def events_read_by_process(ports: list[int], published: int) -> dict:
+    """Every Daphne's ``checkers_game_events_read_total`` (its sockets' games / others), and the
+    events read per event published during the run: 1.0 when each event is read by one process
+    only; with a game's sockets spread over N processes, up to N."""
+    per_process = []
+    for port in ports:
+        try:
+            text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+        except OSError as exc:
+            per_process.append({"port": port, "error": str(exc)})
+            continue
+        found = dict(re.findall(r'^checkers_game_events_read_total\{wanted="(yes|no)"\} (\S+)$', text, re.M))
+        per_process.append({"port": port, "wanted": float(found.get("yes", 0)), "unwanted": float(found.get("no", 0))})
+    read = sum(p.get("wanted", 0) + p.get("unwanted", 0) for p in per_process)
+    return {"per_process": per_process, "published": published,
+            "reads_per_event": round(read / published, 3) if published else None}
 
 
 async def relay_phase(args, pad: int) -> dict:
@@ -913,6 +984,7 @@ async def main_async(args) -> dict:
     raise_fd_limit()
     result = {"params": {"games": args.games, "spectators": args.spectators, "think_s": args.think,
                          "warmup_s": args.warmup, "duration_s": args.duration, "daphnes": args.daphnes,
+                         "route": args.route,
                          "time_control": args.time_control, "python": sys.version.split()[0],
                          "loadavg_before": [round(x, 2) for x in os.getloadavg()]}}
     with tempfile.TemporaryDirectory(prefix="checkers-load-") as tmp, ExitStack() as stack:
@@ -937,6 +1009,9 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=30.0, help="seconds measured")
     parser.add_argument("--warmup", type=float, default=5.0, help="seconds played before measuring")
     parser.add_argument("--daphnes", type=int, default=1, help="Daphne processes to start")
+    parser.add_argument("--route", choices=("game", "spread"), default="game",
+                        help="game: a game's sockets on one process, as nginx routes them (default); "
+                             "spread: sockets dealt to the processes in turn, a game's on several")
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/postgres",
                         help="PostgreSQL server in which a fresh database is created and dropped")
     parser.add_argument("--sqlite", action="store_true", help="use a fresh SQLite file instead")
@@ -954,7 +1029,7 @@ def main() -> None:
     parser.add_argument("--connect-concurrency", type=int, default=500)
     parser.add_argument("--http-workers", type=int, default=4,
                         help="page requests at once while creating the games")
-    parser.add_argument("--ping", type=float, default=20.0,
+    parser.add_argument("--ping", type=float, default=3.0,
                         help="seconds between a socket's pings, as the page sends them (0: none)")
     parser.add_argument("--no-relay", dest="relay", action="store_false")
     parser.add_argument("--relay-only", action="store_true")
@@ -967,6 +1042,8 @@ def main() -> None:
                              "process holds there (MEMPROBE_* in --server-env tune it)")
     parser.add_argument("--keep-logs", default="", help="copy the servers' logs to this folder")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--noisy-neighbour", action="store_true",
+                        help="keep one core busy with a separate process for the whole run (site and relay)")
     parser.add_argument("--pretty", action="store_true")
     parser.add_argument("--serve-relay", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -974,8 +1051,25 @@ def main() -> None:
         asyncio.run(relay_server(args.serve_relay))
         return
     limit = SETUP_LIMIT_S + CONNECT_LIMIT_S * 2 + 2 * (args.warmup + args.duration) + 300
-    result = asyncio.run(asyncio.wait_for(main_async(args), limit))
+    neighbour = start_noisy_neighbour() if args.noisy_neighbour else None
+    try:
+        result = asyncio.run(asyncio.wait_for(main_async(args), limit))
+    except BaseException as exc:  # the figures of a run that failed are still printed, with why
+        result = {"error": f"{type(exc).__name__}: {exc}", "params": vars(args)}
+        print(json.dumps(result, indent=2 if args.pretty else None, default=str))
+        raise SystemExit(1) from exc
+    finally:
+        if neighbour is not None:
+            neighbour.kill()
+            neighbour.wait()
+    result["params"]["noisy_neighbour"] = args.noisy_neighbour
     print(json.dumps(result, indent=2 if args.pretty else None))
+
+
+def start_noisy_neighbour() -> subprocess.Popen:
+    """A separate process that keeps one core busy (a tight loop) until it is killed: the other
+    work a shared machine has, made reproducible."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
 
 
 if __name__ == "__main__":

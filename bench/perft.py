@@ -5,6 +5,9 @@ Run from the repository root::
     .venv/bin/python bench/perft.py              # perft 1-9, legal_moves(), comparison at depth 5
     .venv/bin/python bench/perft.py --deep       # also perft 10, and 10-12 with a transposition table
 
+The engine's compiled core (game/engine/core/core.c, built by ``make install``) is counted too,
+perft 1-9 from the start (1-11 with --deep), against the same known counts.
+
 All figures are single-process CPython. Times are the process's CPU time
 (time.process_time), so other load on the machine disturbs them less than wall
 time would; perft rows also show wall time. Leaves/s is perft's leaf count divided by that time; both programs
@@ -22,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from game.engine import native  # noqa: E402
 from game.rules import Position, perft  # noqa: E402
 
 EXPECTED = {int(k): v for k, v in json.loads((ROOT / "tests/data/positions.json").read_text())["perft_initial"].items()}
@@ -58,7 +62,7 @@ def report(depth, function, position, argument):
     count = function(position, argument)
     elapsed, wall = time.process_time() - began, time.perf_counter() - wall
     ok = "ok" if count == EXPECTED[depth] else f"WRONG, expected {EXPECTED[depth]}"
-    print(f"{depth:>5} {count:>12,} {elapsed:>9.3f} {wall:>9.3f} {count / elapsed:>12,.0f}  {ok}")
+    print(f"{depth:>5} {count:>12,} {elapsed:>9.3f} {wall:>9.3f} {count / max(elapsed, 1e-9):>12,.0f}  {ok}")
 
 
 def pydraughts_perft(board, depth):
@@ -96,6 +100,14 @@ def main(argv=None):
         for depth in range(10, 13):
             report(depth, lambda p, d: perft(p, d, transpositions=True), start, depth)
 
+    print()
+    if native.available():
+        print("perft from the start, the engine's compiled core")
+        print(f"{'depth':>5} {'leaves':>12} {'cpu s':>9} {'wall s':>9} {'leaves/s':>12}  check")
+        for depth in range(1, (11 if args.deep else args.depth) + 1):
+            report(depth, native.perft, start, depth)
+    else:
+        print("the engine's compiled core is not built (make install): its perft is skipped")
     print()
     print("Position.legal_moves() on a fresh position (moves not yet cached), mean of 20,000 calls")
     for name, fen in LEGAL_MOVES_POSITIONS:

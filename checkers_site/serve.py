@@ -1,25 +1,39 @@
-"""Daphne's command line with the site's websocket transport: ``python -m checkers_site.serve``.
+"""Daphne's command line with the site's transport: ``python -m checkers_site.serve``.
 
-It takes exactly Daphne's options (``python -m checkers_site.serve --help``) and runs Daphne; the
-one difference is what happens to a websocket message larger than Daphne's limit
-(``--websocket-max-message-size``, 1 MiB by default).  Daphne drops the TCP connection at once, so
-the client sees close code 1006 and no reason.  Here the socket is answered as the protocol
-documents for any frame that is too large (``{"type": "error", "code": "too_large", ...}``,
-docs/protocol.md "Errors") and then closed with code 1009 (message too big).  The rest of the
-message is discarded unread, never buffered.  Frames over 2,048 bytes and up to the limit reach the
-socket, which answers ``too_large`` and stays open.
+It takes exactly Daphne's options (``python -m checkers_site.serve --help``) and runs Daphne, with
+three differences:
+
+- A websocket message larger than Daphne's limit (``--websocket-max-message-size``, 1 MiB by
+  default): Daphne drops the TCP connection at once, so the client sees close code 1006 and no
+  reason.  Here the socket is answered as the protocol documents for any frame that is too large
+  (``{"type": "error", "code": "too_large", ...}``, docs/protocol.md "Errors") and then closed with
+  code 1009 (message too big).  The rest of the message is discarded unread, never buffered.
+  Frames over 2,048 bytes and up to the limit reach the socket, which answers ``too_large`` and
+  stays open.
+- An HTTP request whose request line is over :data:`MAX_LINE_BYTES` (16 KiB, Twisted's limit):
+  Twisted closed the connection without a word.  Here it is answered ``414 URI Too Long`` (a
+  header line over it, or all the header lines together: ``431 Request Header Fields Too Large``;
+  a request line that is no request: ``400 Bad Request``), each with a one-line text body, and
+  then the connection is closed.
+- The access log (one line a request or websocket step, on standard output) shows each path once
+  and at most :data:`checkers_site.handshakes.MAX_LOGGED` characters of it, control characters
+  escaped: a client cannot write 16 KiB into the log with each request, or forge a line.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import Any, cast
 
+from daphne.access import AccessLogGenerator
 from daphne.cli import CommandLineInterface
 from daphne.server import Server
 from daphne.ws_protocol import WebSocketProtocol
 from twisted.internet import reactor
+from twisted.web.http import HTTPChannel, _GenericHTTPChannelProtocol
+
+from checkers_site.handshakes import MAX_LOGGED
 
 #: The close code after a message over the transport's limit (RFC 6455: message too big).
 CLOSE_TOO_BIG = 1009
@@ -43,18 +57,113 @@ class SiteWebSocketProtocol(WebSocketProtocol):
         self._fail_connection(CLOSE_TOO_BIG, "message too big")
 
 
+#: The longest request line, and header line, an HTTP request may have (Twisted's ``MAX_LENGTH``);
+#: the request line and the headers together may not be longer either (``totalHeadersSize``).
+MAX_LINE_BYTES = HTTPChannel.MAX_LENGTH
+
+
+def plain_answer(status: int, reason: str, text: str) -> bytes:
+    """A whole HTTP/1.1 response with a one-line text body, closing the connection."""
+    body = (text + "\n").encode()
+    return (f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
+
+
+class SiteHTTPChannel(HTTPChannel):
+    """Twisted's HTTP connection, answering a request it cannot read instead of dropping it."""
+
+    _site_answered = False
+
+    def _in_request_line(self) -> bool:
+        return bool(getattr(self, "_HTTPChannel__first_line", 1))
+
+    def lineLengthExceeded(self, line: bytes) -> None:
+        # A line (the request line, or a header) longer than MAX_LENGTH: Twisted just closes.
+        if self._in_request_line():
+            self._answer_and_close(414, "URI Too Long",
+                                   f"The request line is longer than {MAX_LINE_BYTES} bytes.")
+        else:
+            self._answer_and_close(431, "Request Header Fields Too Large",
+                                   f"A header line is longer than {MAX_LINE_BYTES} bytes.")
+
+    def _respondToBadRequestAndDisconnect(self) -> None:
+        # Twisted's answer to what it cannot parse, or to headers over totalHeadersSize: a bare 400.
+        if self._receivedHeaderSize > self.totalHeadersSize:
+            if self._in_request_line():
+                self._answer_and_close(414, "URI Too Long",
+                                       f"The request line is longer than {MAX_LINE_BYTES} bytes.")
+            else:
+                self._answer_and_close(431, "Request Header Fields Too Large",
+                                       f"The request's headers are longer than {self.totalHeadersSize} bytes.")
+            return
+        self._answer_and_close(400, "Bad Request", "The request could not be read.")
+
+    def _answer_and_close(self, status: int, reason: str, text: str) -> None:
+        transport: Any = self.transport
+        if transport is None or self._site_answered:
+            return
+        self._site_answered = True
+        # Nothing more is read: the rest of the request is discarded, never buffered.
+        self.dataReceived = self.lineReceived = self._discard  # type: ignore[method-assign]
+        transport.write(plain_answer(status, reason, text))
+        self.loseConnection()
+
+    def _discard(self, data: bytes) -> None:
+        """What the connection reads once it has answered: nothing is kept."""
+
+
+def site_http_channel() -> _GenericHTTPChannelProtocol:
+    """The protocol the HTTP factory builds for each connection (Twisted's, around
+    :class:`SiteHTTPChannel`)."""
+    return _GenericHTTPChannelProtocol(SiteHTTPChannel())
+
+
+#: Characters of a path the access log shows %-escaped: its line is space-separated and quoted.
+_ESCAPED = {" ": "%20", '"': "%22", "\\": "%5C"}
+
+
+def logged_path(path: Any) -> str:
+    """A path as the access log shows it: spaces and quotes %-escaped, control characters as
+    Python escapes (a line can be neither forged nor split), at most :data:`MAX_LOGGED` characters,
+    then ``…``.
+
+    >>> logged_path('/a b"\\n'), logged_path("/" + "x" * 300)[-3:]
+    ('/a%20b%22\\\\n', 'xx…')
+    """
+    text = str(path)
+    shown = "".join(_ESCAPED.get(c) or (c if c.isprintable() else c.encode("unicode_escape").decode())
+                    for c in text[:MAX_LOGGED])
+    return shown + ("…" if len(text) > MAX_LOGGED else "")
+
+
+class SiteAccessLog(AccessLogGenerator):
+    """Daphne's access log, showing each path through :func:`logged_path`."""
+
+    def __call__(self, protocol: str, action: str, details: dict[str, Any]) -> None:
+        if "path" in details:
+            details = {**details, "path": logged_path(details["path"])}
+        super().__call__(protocol, action, details)
+
+
 class SiteServer(Server):
     """Daphne's server with :class:`SiteWebSocketProtocol` and a closing handshake, not a dropped
-    connection, when a websocket fails."""
+    connection, when a websocket fails; :class:`SiteHTTPChannel` for HTTP; :class:`SiteAccessLog`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        logger = kwargs.get("action_logger")
+        if logger is not None and type(logger) is AccessLogGenerator:
+            kwargs["action_logger"] = SiteAccessLog(cast(Any, logger).stream)
+        super().__init__(*args, **kwargs)
 
     def run(self) -> None:
         reactor.callWhenRunning(self._use_site_protocol)
         super().run()
 
     def _use_site_protocol(self) -> None:
-        # Run by the reactor before it accepts any connection; Server.run() has built the factory.
+        # Run by the reactor before it accepts any connection; Server.run() has built the factories.
         self.ws_factory.protocol = SiteWebSocketProtocol
         self.ws_factory.setProtocolOptions(failByDrop=False)
+        self.http_factory.protocol = site_http_channel
 
 
 class SiteCommandLine(CommandLineInterface):

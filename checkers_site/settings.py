@@ -18,7 +18,13 @@ Environment variables:
 ``DATABASE_LOCK_TIMEOUT_MS`` PostgreSQL ``lock_timeout``: ms a statement waits for a lock (5000).
 ``REDIS_URL``               e.g. ``redis://127.0.0.1:6379/0`` (default: the embedded
                             server on ``127.0.0.1:$EMBEDDED_REDIS_PORT``, 6380 unless set).
-``MATCHMAKING_REDIS_URL``   the Redis holding the seek pools (default: ``REDIS_URL``).
+``REDIS_CLUSTER_URL``       a Redis Cluster for the game events (sharded pub/sub), presence, admission,
+                            the rate limits, the cache and the seek pools: some of its nodes,
+                            ``redis://127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002`` (default empty: all
+                            on ``REDIS_URL``). The lobby's channel layer stays on the plain Redis of
+                            ``REDIS_URL`` (``docs/scaling.md``, "Redis Cluster").
+``MATCHMAKING_REDIS_URL``   the Redis holding the seek pools (default: ``REDIS_URL``, or the cluster as
+                            ``redis+cluster://<its nodes>``).
 ``MATCHMAKING_PREFIX``      key prefix of the seek pools (default ``mm``).
 ``MATCHMAKING_SEEK_TTL``    seconds a seek lives once its socket stops refreshing it (default 10).
 ``MATCHMAKING_HEARTBEAT``   seconds between refreshes (default 3; at most a third of the TTL).
@@ -29,6 +35,7 @@ Environment variables:
 ``ANALYSIS_MAX_WAITING``    analysis searches that may wait before the board answers busy (2).
 ``GAME_SOCKETS_PER_SESSION``, ``GAME_SOCKETS_PER_ADDRESS`` game sockets open at once (16, 256).
 ``GAME_SESSION_RATE_LIMIT`` messages of all of a session's game sockets (``40/second;900/minute``).
+``GAME_ADDRESS_RATE_LIMIT`` messages of all of a client address's game sockets (``100/second;3000/minute``).
 ``ANALYSIS_RATE_LIMIT_SESSION``, ``ANALYSIS_RATE_LIMIT_ADDRESS``, ``GAME_CREATE_RATE_LIMIT_SESSION``,
 ``GAME_CREATE_RATE_LIMIT_ADDRESS``  HTTP limits on searches and new games (README).
 ``COMPUTER_MIN_THINK_MS``   the least time the computer takes over a move (default 400).
@@ -39,6 +46,21 @@ Environment variables:
 ``PROMETHEUS_MULTIPROC_DIR`` an empty folder shared by several server processes' metrics (README).
 ``SENTRY_DSN``              error reports to Sentry when set; ``SENTRY_ENVIRONMENT``, ``SENTRY_RELEASE``,
                             ``SENTRY_TRACES_SAMPLE_RATE`` (0).
+``EMAIL_URL``               how mail goes out (password resets, email confirmations, turn mails), e.g.
+                            ``smtp+tls://user:password@smtp.example.org:587`` (``smtps://`` for TLS on
+                            connect, ``consolemail://`` to print them); unset: the console with
+                            ``DJANGO_DEBUG``, else SMTP to ``EMAIL_HOST``:``EMAIL_PORT`` (localhost:25) with
+                            ``EMAIL_HOST_USER``, ``EMAIL_HOST_PASSWORD``, ``EMAIL_USE_TLS``.
+``DEFAULT_FROM_EMAIL``      the sender of the site's mail (default ``Checkers live <noreply@localhost>``).
+``SITE_URL``                the site's address for the links in mails (default ``http://127.0.0.1:8000``).
+``TURN_MAIL_EVERY_H``       hours between two turn mails about one correspondence game (default 6;
+                            ``docs/correspondence.md``).
+``CACHE_PREFIX``            key prefix of the site's cache in Redis (default ``<CHANNELS_PREFIX>:cache``); the
+                            cache holds the log-in and sign-up rate limits, shared by every server process.
+``ACCOUNT_LOGIN_FAILURES``  wrong passwords for one username before its log-in is refused for
+                            ``ACCOUNT_LOGIN_FAILURES_SECONDS`` (default 5 in 300 s); 10 a minute per address.
+``ALLAUTH_TRUSTED_PROXY_COUNT`` proxies in front of Daphne that add to ``X-Forwarded-For`` (default 0: the
+                            address Daphne reports, which ``--proxy-headers`` takes from nginx).
 """
 
 from pathlib import Path
@@ -83,11 +105,17 @@ INSTALLED_APPS = [
     "channels",
     "csp",
     "game",
+    # Accounts (game/accounts, docs/accounts.md): sign-up, log-in, password reset.
+    "allauth",
+    "allauth.account",
 ]
 
 MIDDLEWARE = [
     # First: /healthz, /readyz and /metrics are answered before any other middleware (no session).
     "checkers_site.ops.middleware.ops_middleware",
+    # Next: a client this process refused a new game or a search is refused again at once, before any
+    # session, CSRF, database or Redis work (game/http_limits.py).
+    "game.http_limits.early_refusals",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Below WhiteNoise, which answers static files itself (precompressed .br and .gz).
@@ -100,6 +128,10 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
+    # A session signed in to an account plays with the account's player id; one whose account
+    # is gone (logged out or deleted elsewhere, password changed) gets a new guest id.
+    "game.accounts.identity.AccountSessionMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -117,6 +149,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # "My games" in the header, with the number of games waiting for this browser's move.
+                "game.profiles.views.badge",
             ],
         },
     },
@@ -156,6 +190,8 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default=f"redis://127.0.0.1:{env.int('EMBEDDED_REDIS_PORT', default=6380)}/0")
+#: A Redis Cluster (checkers_site/redis_cluster.py) for everything but the lobby's channel layer; empty: none.
+REDIS_CLUSTER_URL: str = env("REDIS_CLUSTER_URL", default="")
 
 # The lobby's sockets talk through the channel layer; the game sockets' events go through
 # game/round/fanout.py (one Redis PUBLISH per event) and presence through game/round/presence.py,
@@ -180,9 +216,25 @@ CHANNEL_LAYERS = {
         },
     },
 }
+# The cache (allauth's log-in and sign-up rate limits): in Redis, so every server process counts alike.
+CACHES = {
+    "default": {
+        # Django's RedisCache, failing open: a Redis that does not answer leaves the log-in and
+        # sign-up pages working, uncounted (checkers_site/cache.py).
+        "BACKEND": "checkers_site.cache.FailOpenRedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": env("CACHE_PREFIX", default=f"{REDIS_PREFIX}:cache"),
+        "OPTIONS": {"socket_timeout": 2, "socket_connect_timeout": 2},
+    },
+}
+if REDIS_CLUSTER_URL:
+    # Django's RedisCache speaks to one server; this one is the same on a cluster.
+    CACHES["default"].update(BACKEND="checkers_site.cache.FailOpenRedisClusterCache", LOCATION=REDIS_CLUSTER_URL)
 # Matchmaking (game/lobby/pools.py, game/lobby/socket.py): the seek pools live in Redis; a seek whose
 # server process died expires MATCHMAKING_SEEK_TTL seconds after its last refresh.
-MATCHMAKING_REDIS_URL = env("MATCHMAKING_REDIS_URL", default=REDIS_URL)
+# On a cluster, the seek pools are there too (``redis+cluster://`` URL, game/lobby/pools.py).
+MATCHMAKING_REDIS_URL = env("MATCHMAKING_REDIS_URL", default=(
+    "redis+cluster://" + REDIS_CLUSTER_URL.split("://", 1)[-1] if REDIS_CLUSTER_URL else REDIS_URL))
 MATCHMAKING_PREFIX = env("MATCHMAKING_PREFIX", default="mm")
 MATCHMAKING_SEEK_TTL = env.float("MATCHMAKING_SEEK_TTL", default=10.0)
 MATCHMAKING_HEARTBEAT = env.float("MATCHMAKING_HEARTBEAT", default=3.0)
@@ -203,6 +255,12 @@ MALLOC_TRIM_EVERY_S = env.float("MALLOC_TRIM_EVERY_S", default=60.0)
 GAME_SOCKET_RATE_LIMIT = env("GAME_SOCKET_RATE_LIMIT", default="30/second;600/minute")
 #: Messages all the game sockets of one session on one server process may send together; empty: no limit.
 GAME_SESSION_RATE_LIMIT = env("GAME_SESSION_RATE_LIMIT", default="40/second;900/minute")
+#: Messages all the game sockets of one client address on one server process may send together
+#: (all its sessions: a household, an office or a carrier's NAT shares one); empty: no limit.
+#: 100 a second and 3,000 a minute: the 256 sockets an address may hold (GAME_SOCKETS_PER_ADDRESS)
+#: each pinging every 20 s (13 a second) and playing a move every 7 s, or a dozen players of a
+#: household in bullet games, stay under it; 120 throwaway sessions sending 40 a second each do not.
+GAME_ADDRESS_RATE_LIMIT = env("GAME_ADDRESS_RATE_LIMIT", default="100/second;3000/minute")
 #: Game sockets one session, and one client address, may hold open across every server process
 #: (counted in Redis, game/round/admission.py); more are closed with code 4429. 0: no limit.
 GAME_SOCKETS_PER_SESSION = env.int("GAME_SOCKETS_PER_SESSION", default=16)
@@ -235,7 +293,63 @@ SESSION_COOKIE_AGE = 60 * 60 * 24 * 365
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 
-AUTH_PASSWORD_VALIDATORS: list[dict[str, str]] = []
+AUTH_PASSWORD_VALIDATORS: list[dict[str, str]] = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+# Accounts (game/accounts, docs/accounts.md): django-allauth, username and password, email optional
+# (needed for a password reset and the turn mails). Django's login() rotates the session key and
+# keeps the session's data (the player id, then set to the account's).
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+ACCOUNT_LOGIN_METHODS = {"username"}
+ACCOUNT_SIGNUP_FIELDS = ["username*", "email", "password1*", "password2*"]
+ACCOUNT_EMAIL_VERIFICATION = "optional"
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_USERNAME_MIN_LENGTH = 3
+ACCOUNT_USERNAME_VALIDATORS = "game.accounts.usernames.VALIDATORS"
+ACCOUNT_ADAPTER = "game.accounts.adapter.AccountAdapter"
+ACCOUNT_FORMS = {"signup": "game.accounts.forms.SignupForm"}
+ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = False
+ACCOUNT_LOGIN_ON_PASSWORD_RESET = False
+ACCOUNT_SESSION_REMEMBER = True
+ACCOUNT_DEFAULT_HTTP_PROTOCOL = "https" if env.bool("DJANGO_SECURE", default=False) else "http"
+ACCOUNT_RATE_LIMITS = {
+    # Wrong passwords: per client address, and per username (the "key").
+    "login_failed": f"10/m/ip,{env.int('ACCOUNT_LOGIN_FAILURES', default=5)}/"
+                    f"{env.int('ACCOUNT_LOGIN_FAILURES_SECONDS', default=300)}s/key",
+}
+# The client address allauth's limits count: Daphne's (nginx's X-Forwarded-For with --proxy-headers),
+# unless proxies that allauth should skip are counted here.
+ALLAUTH_TRUSTED_PROXY_COUNT = env.int("ALLAUTH_TRUSTED_PROXY_COUNT", default=0)
+LOGIN_REDIRECT_URL = "/"
+LOGIN_URL = "account_login"
+ACCOUNT_LOGOUT_REDIRECT_URL = "/"
+
+# Mail (password resets, email confirmations, turn mails): EMAIL_URL, else the console in
+# development and SMTP to EMAIL_HOST in production; the tests use Django's locmem outbox.
+if env("EMAIL_URL", default=""):
+    globals().update(env.email_url("EMAIL_URL"))
+elif DEBUG:
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+else:
+    EMAIL_HOST = env("EMAIL_HOST", default="localhost")
+    EMAIL_PORT = env.int("EMAIL_PORT", default=25)
+    EMAIL_HOST_USER = env("EMAIL_HOST_USER", default="")
+    EMAIL_HOST_PASSWORD = env("EMAIL_HOST_PASSWORD", default="")
+    EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+EMAIL_TIMEOUT = 10
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Checkers live <noreply@localhost>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+# Turn mails (game/correspondence/mails.py, manage.py send_turn_mails): the links' site and how often
+# one game may mail one account.
+SITE_URL = env("SITE_URL", default="http://127.0.0.1:8000")
+TURN_MAIL_EVERY_H = env.float("TURN_MAIL_EVERY_H", default=6.0)
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [

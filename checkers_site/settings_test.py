@@ -23,3 +23,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 # Every message the game socket encodes is checked against its schema (game.round.events.SCHEMAS).
 EVENT_SCHEMA_CHECK = True
+
+# Mail goes to Django's locmem outbox (django.core.mail.outbox), as pytest-django also sets.
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"

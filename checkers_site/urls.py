@@ -1,6 +1,6 @@
-"""URL configuration: the game app's pages, the admin, and the languages: the language picker's
-``set_language`` (``i18n/setlang/``) and the scripts' translations (``jsi18n/``, Django's
-JavaScript catalog, loaded by every page as an external script)."""
+"""URL configuration: the game app's pages, the admin, the accounts' pages (``accounts/``), and the
+languages: the language picker's ``set_language`` (``i18n/setlang/``) and the scripts' translations
+(``jsi18n/``, Django's JavaScript catalog, loaded by every page as an external script)."""
 
 from django.contrib import admin
 from django.urls import include, path
@@ -8,7 +8,10 @@ from django.views.i18n import JavaScriptCatalog
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("accounts/", include("game.accounts.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("jsi18n/", JavaScriptCatalog.as_view(packages=["game"]), name="javascript-catalog"),
     path("", include("game.urls")),
+    # The turn mails' unsubscribe page and the notification settings (game/correspondence).
+    path("", include("game.correspondence.urls")),
 ]

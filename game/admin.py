@@ -9,6 +9,7 @@ their moves, never add, change or delete them (ending a game is an action: resig
 from django.contrib import admin
 from django.http import HttpRequest
 
+from game.accounts import admin as accounts_admin
 from game.models import Game, Move
 
 
@@ -38,3 +39,7 @@ class GameAdmin(ReadOnly, admin.ModelAdmin):
     search_fields = ("id", "black_name", "white_name")
     inlines = [MoveInline]
     actions = None
+
+
+# Users are deleted as their accounts are (game/accounts/admin.py); accounts are shown read-only.
+accounts_admin.register(admin.site)

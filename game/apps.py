@@ -15,3 +15,11 @@ class GameConfig(AppConfig):
         from checkers_site import dbpool
         # A page request that failed on a dropped database connection sweeps the pool.
         got_request_exception.connect(dbpool.on_request_exception, dispatch_uid="dbpool-sweep")
+
+        from game.accounts import identity
+        # A browser that signs up or logs in plays with its account's player id (docs/accounts.md).
+        identity.connect_signals()
+
+        from game.correspondence import languages
+        # The turn mails are in the language an account last logged in with (docs/correspondence.md).
+        languages.connect_signals()

@@ -127,7 +127,13 @@ time_control_label_lazy = lazy(time_control_label, str)
 
 
 def pool_label(pool_id: str) -> str:
-    """A "Play online" pool in words of the active language: ``"5+3 (5 min + 3 s a move)"``."""
+    """A "Play online" pool in words of the active language: ``"5+3 (5 min + 3 s a move)"``, and
+    ``"5+3 (5 min + 3 s a move), 3-move ballot"`` for a pool whose games open with a ballot,
+    ``"5+3 (5 min + 3 s a move), rated"`` for a rated pool."""
+    if pool_id.endswith("-rated"):
+        return _("%(pool)s, rated") % {"pool": pool_label(pool_id.removesuffix("-rated"))}
+    if pool_id.endswith("-ballot"):
+        return _("%(pool)s, 3-move ballot") % {"pool": pool_label(pool_id.removesuffix("-ballot"))}
     if "+" not in pool_id:
         return time_control_label(pool_id)
     minutes, increment = pool_id.split("+", 1)

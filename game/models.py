@@ -57,6 +57,17 @@ class Game(models.Model):
     ``black_draw_ply``/``white_draw_ply`` the ply from which that seat may offer
     again after a declined offer; ``rematch_offer`` the seat proposing a
     rematch; ``next_game`` the rematch once both agreed.
+
+    ``takeback_offer`` is the seat proposing to take back its last move (``''`` for none);
+    ``black_takeback_ply``/``white_takeback_ply`` the ply from which that seat may propose
+    again after a declined proposal.  ``ballot`` is the number of the 3-move ballot the game
+    opened with (its three plies are the game's first moves), or None for the free start.
+
+    ``rated`` games change both players' ratings when they end (both seats held by accounts, a
+    timed or correspondence control, chosen at creation).  ``black_rating``/``white_rating`` are
+    the seats' ratings when the game started, ``black_rating_diff``/``white_rating_diff`` the
+    change the game's end made (rounded points; None until then, and for unrated games);
+    ``finished_at`` when the game ended.
     """
 
     class Status(models.TextChoices):
@@ -97,9 +108,23 @@ class Game(models.Model):
     next_game = models.OneToOneField(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="previous_game"
     )
+    takeback_offer = models.CharField(max_length=1, blank=True, default="")
+    black_takeback_ply = models.PositiveIntegerField(default=0)
+    white_takeback_ply = models.PositiveIntegerField(default=0)
+    ballot = models.PositiveSmallIntegerField(null=True, blank=True)
+    rated = models.BooleanField(default=False)
+    black_rating = models.PositiveSmallIntegerField(null=True, blank=True)
+    white_rating = models.PositiveSmallIntegerField(null=True, blank=True)
+    black_rating_diff = models.SmallIntegerField(null=True, blank=True)
+    white_rating_diff = models.SmallIntegerField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        indexes = [models.Index(fields=["status", "-updated_at"])]
+        indexes = [
+            models.Index(fields=["status", "-updated_at"]),
+            models.Index(fields=["black_player", "-created_at"]),
+            models.Index(fields=["white_player", "-created_at"]),
+        ]
 
     def __str__(self):
         return f"{self.id}: {self.black_name or '?'} vs {self.white_name or '?'} ({self.status})"
@@ -155,8 +180,11 @@ class Game(models.Model):
 
     @property
     def clock(self) -> Clock:
-        """The game's :class:`game.round.clock.Clock` as stored."""
-        return Clock.of(self)
+        """The game's :class:`game.round.clock.Clock` as stored, with the times during which game
+        events could not be delivered (:func:`game.round.outages.pauses`: charged to nobody)."""
+        from game.round import outages  # it stores its windows in this module's models
+
+        return Clock.of(self, outages.pauses())
 
     @property
     def is_over(self) -> bool:
@@ -181,3 +209,159 @@ class Move(models.Model):
 
     def __str__(self):
         return f"{self.game_id} ply {self.ply}: {self.notation}"
+
+
+class ChatLine(models.Model):
+    """One line of a game's chat.
+
+    ``room`` is ``players`` (the two seats write and read it) or ``spectators`` (everyone
+    watching writes it; the players read it once the game is over).  ``seat`` is the author's
+    seat (``B``/``W``) in the players' room, ``''`` for a spectator; ``name`` the display name
+    the author had when writing; ``text`` at most 140 characters, trimmed, no control characters.
+    """
+
+    class Room(models.TextChoices):
+        PLAYERS = "players", "Players"
+        SPECTATORS = "spectators", "Spectators"
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="chat_lines")
+    room = models.CharField(max_length=10, choices=Room.choices)
+    seat = models.CharField(max_length=1, blank=True, default="")
+    name = models.CharField(max_length=40)
+    text = models.CharField(max_length=140)
+    written_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["game", "id"]
+        indexes = [models.Index(fields=["game", "room", "-id"])]
+
+    def __str__(self):
+        return f"{self.game_id} {self.room} {self.name}: {self.text}"
+
+
+class DeliveryOutage(models.Model):
+    """A time during which one server process could not deliver game events: its subscription to
+    them was lost, or events it published wait to be published again (``game/round/outages.py``).
+
+    ``instance`` names the server process (a random id of its run); ``started_at`` when the
+    trouble began; ``seen_at`` the last time the process said it was still on (every few
+    seconds); ``ended_at`` when delivery resumed (None while it lasts, or when the process died
+    first: then the window ends at its last ``seen_at``).  No clock is charged for these times.
+    """
+
+    instance = models.CharField(max_length=32)
+    started_at = models.DateTimeField()
+    seen_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True, db_index=True)
+
+    def __str__(self):
+        return f"{self.instance} {self.started_at:%Y-%m-%d %H:%M:%S} - {self.ended_at or '...'}"
+
+
+class Account(models.Model):
+    """A signed-up player: the site's identity for a :class:`django.contrib.auth` user.
+
+    ``player_id`` is the id the account's seats hold (the same 32-hex form as a guest's browser
+    session id): every browser signed in to the account plays with it, so the account's seats
+    follow it from device to device.  ``turn_emails`` is whether the account wants the
+    correspondence mails (a mail when it is its turn, batched, and the daily digest).
+    """
+
+    user = models.OneToOneField("auth.User", on_delete=models.CASCADE, related_name="account")
+    player_id = models.CharField(max_length=32, unique=True)
+    turn_emails = models.BooleanField(default=True)
+    #: The language the account last used the site in (one of ``LANGUAGES``; ``""``: not known yet):
+    #: its mails are in it (game/correspondence/mails.py).
+    language = models.CharField(max_length=8, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"{self.user.username} ({self.player_id})"
+
+
+class Rating(models.Model):
+    """One player's Glicko-2 rating in one category (``game/ratings``).
+
+    ``category`` is ``bullet``, ``blitz``, ``rapid``, ``classical`` or ``correspondence``;
+    ``rating`` and ``deviation`` are on the Glicko scale (1500 / 350 for a new player),
+    ``volatility`` Glicko-2's sigma (0.06 new); ``games`` the rated games counted;
+    ``wins``/``losses``/``draws`` their results.
+    """
+
+    player_id = models.CharField(max_length=32)
+    category = models.CharField(max_length=16)
+    rating = models.FloatField(default=1500.0)
+    deviation = models.FloatField(default=350.0)
+    volatility = models.FloatField(default=0.06)
+    games = models.PositiveIntegerField(default=0)
+    wins = models.PositiveIntegerField(default=0)
+    losses = models.PositiveIntegerField(default=0)
+    draws = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["player_id", "category"], name="one_rating_per_category")]
+        indexes = [models.Index(fields=["category", "-rating"])]
+
+    def __str__(self):
+        return f"{self.player_id} {self.category} {self.rating:.0f}/{self.deviation:.0f}"
+
+
+class RatingChange(models.Model):
+    """What one rated game did to one player's rating: the history a profile's chart draws.
+
+    ``before``/``after`` are ratings (Glicko scale), ``deviation`` the deviation after.
+    """
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="rating_changes")
+    player_id = models.CharField(max_length=32)
+    category = models.CharField(max_length=16)
+    before = models.FloatField()
+    after = models.FloatField()
+    deviation = models.FloatField()
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["player_id", "at", "id"]
+        constraints = [models.UniqueConstraint(fields=["game", "player_id"], name="one_change_per_game_and_player")]
+        indexes = [models.Index(fields=["player_id", "category", "at"])]
+
+    def __str__(self):
+        return f"{self.game_id} {self.player_id} {self.before:.0f} -> {self.after:.0f}"
+
+
+class Forecast(models.Model):
+    """A player's conditional moves in a correspondence game (lichess's forecasts).
+
+    ``lines`` is a list of lines, each a list of move texts in full notation starting with the
+    opponent's next move: ``[["22-18", "15x22"], ...]`` (the opponent's move, the reply, the
+    opponent's next, ...).  ``ply`` is the game's ply when the forecast was stored; a forecast
+    for another ply is stale and is never played.
+    """
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="forecasts")
+    player_id = models.CharField(max_length=32)
+    ply = models.PositiveIntegerField()
+    lines = models.JSONField(default=list)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["game", "player_id"], name="one_forecast_per_player")]
+
+    def __str__(self):
+        return f"{self.game_id} {self.player_id} at ply {self.ply}: {len(self.lines)} lines"
+
+
+class TurnNotice(models.Model):
+    """The correspondence mails one account got for one game: when the last one went out, so a
+    game mails at most once per few hours (``game/correspondence``)."""
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="turn_notices")
+    player_id = models.CharField(max_length=32)
+    sent_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["game", "player_id"], name="one_notice_per_game_and_player")]
+
+    def __str__(self):
+        return f"{self.game_id} {self.player_id} mailed {self.sent_at:%Y-%m-%d %H:%M}"

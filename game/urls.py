@@ -10,6 +10,7 @@ from django.urls import path, register_converter
 from game import howto, views
 from game.computer import views as computer_views
 from game.models import GAME_ID_PATTERN
+from game.profiles import views as profile_views
 
 
 class GameIdConverter:
@@ -32,11 +33,17 @@ urlpatterns = [
     path("g/<game_id:game_id>/join", views.join, name="join"),
     path("g/<game_id:game_id>.pdn", views.game_pdn, name="game_pdn"),
     path("games/live", views.live_games, name="live_games"),
+    path("games/mine", profile_views.my_games, name="my_games"),
+    path("@/<str:username>", profile_views.profile, name="profile"),
+    path("@/<str:username>/games", profile_views.games, name="profile_games"),
+    path("@/<str:username>/games.pdn", profile_views.games_pdn, name="profile_games_pdn"),
+    path("leaderboard", profile_views.leaderboard, name="leaderboard"),
     path("how-to-play", howto.how_to_play, name="how_to_play"),
     path("computer", computer_views.play_computer, name="play_computer"),
     path("analysis", computer_views.analysis_page, name="analysis"),
     path("analysis/position", computer_views.analysis_position, name="analysis_position"),
     path("analysis/search", computer_views.analysis_search, name="analysis_search"),
+    path("analysis/pdn", computer_views.analysis_pdn, name="analysis_pdn"),
     path("analysis/game/<game_id:game_id>", computer_views.analysis_game, name="analysis_game"),
     path("analysis/game/<path:text>", computer_views.analysis_not_a_game),
 ]

@@ -4,19 +4,26 @@ an action (:mod:`game.round.actions`) or a read (:mod:`game.round.reads`)."""
 from __future__ import annotations
 
 import uuid
+from urllib.parse import urlencode
 
+from django.conf import settings
 from django.http import Http404, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST, require_safe
+from django.shortcuts import redirect, render, resolve_url
+from django.utils.translation import gettext
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from game import http_limits
+from game.accounts import identity
 from game.forms import JoinForm, NewGameForm
 from game.i18n import pool_label, time_control_label
 from game.lobby.pairing import POOLS
 from game.models import Game
-from game.round import actions, reads
+from game.names import display_name, guest_name
+from game.ratings import games as ratings
+from game.round import actions, reads, takebacks
 from game.round.errors import ActionError
 from game.round.fanout import publish_sync
+from game.rules import ballots
 
 
 def player_id(request) -> str:
@@ -27,37 +34,86 @@ def player_id(request) -> str:
     return pid
 
 
+def play_name(request, typed: str) -> str:
+    """The name a form's game is played under (:func:`game.names.display_name`: ``typed``, already
+    cleaned by the form's :class:`game.forms.NameField`, else the visitor's guest name). A typed
+    name is remembered in the session for the next forms; an emptied box forgets it. Signed in, the
+    account's username, whatever was typed (:func:`game.accounts.identity.seat_name`)."""
+    signed_in = identity.account_name(request.session)
+    if signed_in:
+        return signed_in
+    if typed:
+        request.session["name"] = typed
+    else:
+        request.session.pop("name", None)  # emptied on purpose: a guest from now on
+    return display_name(typed, player_id(request))
+
+
+def posted_form(form_class, request):
+    """``form_class`` bound to the request's POST data; signed in, its name box is locked (the game
+    is played under the username whatever was sent, so the name sent is not checked)."""
+    form = form_class(request.POST)
+    if identity.account_name(request.session) and "name" in form.fields:
+        form.fields["name"].disabled = True
+    return form
+
+
+def _guest_placeholder(form, request) -> None:
+    """Show in the empty name box the guest name that leaving it empty plays under; signed in, the
+    box shows the username and cannot be changed."""
+    signed_in = identity.account_name(request.session)
+    if signed_in:
+        form.fields["name"].disabled = True
+        form.initial["name"] = signed_in
+        return
+    form.fields["name"].widget.attrs["placeholder"] = guest_name(player_id(request))
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
 def home(request):
     """GET: the home page with the new-game form.  POST: create the game and go to it (429 over
-    the new-game limits, :mod:`game.http_limits`).
+    the new-game limits, :mod:`game.http_limits`); a form with errors is shown again with them,
+    status 400, as the site's other forms are.
 
     Every visit makes sure the session has a player id: the lobby socket ("Play online") needs one.
     """
     player_id(request)
+    status = 200
     if request.method == "POST":
-        form = NewGameForm(request.POST)
+        status = 400    # unless the game is made: a redirect
+        form = posted_form(NewGameForm, request)
         if form.is_valid():
             wait = http_limits.retry_after(http_limits.GAME_CREATE, player_id(request),
                                            http_limits.client_address(request))
             if wait is not None:
                 return http_limits.page_refusal(wait)
-            name = form.cleaned_data["name"]
-            request.session["name"] = name
-            game = actions.create_game(player_id(request), name, form.cleaned_data["color"],
-                                        time_control=form.cleaned_data["time_control"])
-            return redirect("game", game_id=game.id)
+            name = play_name(request, form.cleaned_data["name"])
+            try:
+                game = actions.create_game(player_id(request), name, form.cleaned_data["color"],
+                                            time_control=form.cleaned_data["time_control"],
+                                            ballot=form.cleaned_data["ballot_choice"],
+                                            rated=form.cleaned_data["rated"])
+            except ActionError as exc:   # the form checked it all; a refusal still shows as its error
+                form.add_error(None, str(exc.message))
+            else:
+                return redirect("game", game_id=game.id)
     else:
         form = NewGameForm(initial={"name": request.session.get("name", "")})
+    _guest_placeholder(form, request)
     pools = [{"id": pool.id, "label": pool_label(pool.id)} for pool in POOLS.values()]
-    return render(request, "home.html", {"form": form, "live_games": _live_games(), "pools": pools})
+    return render(request, "home.html", {"form": form, "live_games": _live_games(), "pools": pools},
+                  status=status)
 
 
 def _live_games() -> list[dict]:
-    """:func:`game.round.reads.live_games` with each time control in the page's language."""
+    """:func:`game.round.reads.live_games` with each time control and the computer's name in the page's language."""
     games = reads.live_games()
     for game in games:
         if game.get("control"):
             game["label"] = time_control_label(game["control"])
+        for color in ("black", "white"):
+            if game.get(f"{color}_computer"):
+                game[color] = gettext("Computer (level %(level)s)") % {"level": game[f"{color}_computer"]}
     return games
 
 
@@ -71,12 +127,21 @@ def _game_or_404(game_id: str) -> Game:
 def _render_game(request, game: Game, join_form: JoinForm | None = None, status: int = 200):
     pid = player_id(request)
     seat = game.seat_of(pid)
-    if join_form is None and seat is None and game.status == Game.Status.WAITING:
+    # A rated game's free seat is for accounts: a guest is asked to sign in instead.
+    sign_in_to_join = (seat is None and game.status == Game.Status.WAITING and game.rated
+                       and not ratings.is_account(pid))
+    if join_form is None and seat is None and game.status == Game.Status.WAITING and not sign_in_to_join:
         join_form = JoinForm(initial={"name": request.session.get("name", "")})
-    config = {"gameId": game.id, "wsPath": f"/ws/game/{game.id}/", "you": seat.value if seat else None}
+    if join_form is not None:
+        _guest_placeholder(join_form, request)
+    config = {"gameId": game.id, "wsPath": f"/ws/game/{game.id}/", "you": seat.value if seat else None,
+              "fixedPlies": takebacks.fixed_plies(game)}
     return render(request, "game.html", {
         "game": game, "seat": seat, "join_form": join_form, "config": config,
+        "ballot": ballots.ballot(game.ballot) if game.ballot is not None else None,
         "invite_url": request.build_absolute_uri(f"/g/{game.id}/"),
+        "sign_in_url": (f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': f'/g/{game.id}/'})}"
+                        if sign_in_to_join else None),
     }, status=status)
 
 
@@ -94,14 +159,13 @@ def join(request, game_id):
     a game whose seats are taken meanwhile simply shows the game to watch.
     """
     game = _game_or_404(game_id)
-    form = JoinForm(request.POST)
+    form = posted_form(JoinForm, request)
     if not form.is_valid():
         return _render_game(request, game, join_form=form, status=400)
-    name = form.cleaned_data["name"]
-    request.session["name"] = name
+    name = play_name(request, form.cleaned_data["name"])
     try:
         progress = actions.join_game(game_id, player_id(request), name)
-    except ActionError:
+    except ActionError:   # taken meanwhile, or rated and this is a guest: the page says what to do
         return redirect("game", game_id=game_id)
     publish_sync(game_id, progress.events)
     return redirect("game", game_id=game_id)

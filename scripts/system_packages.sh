@@ -1,24 +1,30 @@
 #!/bin/sh
 # What the browser and system tests need from the system: Debian's Chromium (/usr/bin/chromium),
 # nginx and its Brotli module (deploy/nginx/checkers.conf loads it), and GNU gettext (msgfmt,
-# xgettext: make messages, and the test that every marked string is in the catalogs).  `make test` and .ci/run call
+# xgettext: make messages, and the test that every marked string is in the catalogs), npm
+# (axe-core for the accessibility browser test, package.json), and redis-server 7 with redis-cli
+# (the Redis Cluster tests, tests/cluster_support.py: sharded pub/sub needs Redis 7).  `make test` and .ci/run call
 # this first.  When something is missing it is installed with apt-get if that is allowed (run as
 # root, or sudo without a password); otherwise this stops at once with the one command to run.
 set -eu
 
-PACKAGES="chromium nginx libnginx-mod-http-brotli-static gettext"
+PACKAGES="chromium nginx libnginx-mod-http-brotli-static gettext npm redis-server"
 
 # Where each is looked for (the tests of this script point them elsewhere).
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 NGINX=${NGINX:-/usr/sbin/nginx}
 BROTLI_MODULE=${BROTLI_MODULE:-/usr/lib/nginx/modules/ngx_http_brotli_static_module.so}
 MSGFMT=${MSGFMT:-/usr/bin/msgfmt}
+NPM=${NPM:-$(command -v npm || echo /usr/bin/npm)}
+REDIS_SERVER=${REDIS_SERVER:-/usr/bin/redis-server}
 
 missing=""
 [ -x "$CHROMIUM" ] || missing="$missing chromium"
 [ -x "$NGINX" ] || missing="$missing nginx"
 [ -f "$BROTLI_MODULE" ] || missing="$missing libnginx-mod-http-brotli-static"
 [ -x "$MSGFMT" ] || missing="$missing gettext"
+[ -x "$NPM" ] || missing="$missing npm"
+[ -x "$REDIS_SERVER" ] || missing="$missing redis-server"
 [ -z "$missing" ] && exit 0
 
 echo "system packages missing for the tests:$missing"

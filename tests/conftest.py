@@ -41,6 +41,16 @@ def close_game_db_threads():
         sockets.close_db_connections()
 
 
+@pytest.fixture(autouse=True)
+def no_outage_windows():
+    """Each test starts with no outage window of game events in this process
+    (:mod:`game.round.outages`): one that an earlier test opened would credit the clocks."""
+    outages = sys.modules.get("game.round.outages")
+    if outages is not None:
+        outages.tracker.reset()
+    yield
+
+
 @pytest.fixture(scope="session", autouse=True)
 def stop_engine_workers():
     """After the session, stop every engine pool's worker processes and wait for them, so no
@@ -49,3 +59,21 @@ def stop_engine_workers():
     pool = sys.modules.get("game.engine.pool")
     if pool is not None:
         pool.shutdown_all(wait=True)
+
+
+@pytest.fixture
+def fresh_rate_limits():
+    """No log-in or sign-up counted against this machine's address before (and after) the test:
+    allauth's rate limits live in the Redis cache under this run's prefix (``CACHES``), shared by
+    every test of the run and by the browser tests' server, all at 127.0.0.1."""
+    from django.core.cache import cache
+
+    def clear() -> None:
+        client = cache._cache.get_client(write=True)  # type: ignore[attr-defined]  # Django's RedisCache
+        prefix = settings.CACHES["default"]["KEY_PREFIX"]
+        for key in client.scan_iter(match=f"{prefix}:*allauth:rl:*", count=1000):
+            client.delete(key)
+
+    clear()
+    yield
+    clear()

@@ -4,7 +4,8 @@
 touches neither the database nor Redis.
 
 ``GET /readyz`` (readiness): the database answers ``SELECT 1`` and Redis
-``PING``, each within :data:`CHECK_TIMEOUT_S` seconds, checked side by side;
+``PING`` (with ``REDIS_CLUSTER_URL``, every master of the cluster too:
+``"redis_cluster"``), each within :data:`CHECK_TIMEOUT_S` seconds, checked side by side;
 ``200`` with ``{"database": "ok", "redis": "ok"}``, else ``503`` with the
 failed check's ``"timeout"`` or ``"error: <kind>"`` (the exception's class: the
 full message, which may name hosts, goes to the log only).
@@ -17,6 +18,7 @@ import concurrent.futures
 import json
 import logging
 from collections.abc import Callable
+from typing import Any
 
 import redis
 from django.conf import settings
@@ -24,6 +26,8 @@ from django.db import connection
 from django.http import HttpResponse
 from redis.backoff import NoBackoff
 from redis.retry import Retry
+
+from checkers_site import redis_cluster
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +61,22 @@ def check_redis() -> str:
     return "ok"
 
 
+_cluster: Any = None
+
+
+def check_redis_cluster() -> str:
+    """``"ok"`` when every master of the cluster of ``REDIS_CLUSTER_URL`` answers ``PING``."""
+    global _cluster
+    if _cluster is None:
+        _cluster = redis_cluster.sync_client(settings.REDIS_CLUSTER_URL, socket_timeout=CHECK_TIMEOUT_S,
+                                             socket_connect_timeout=CHECK_TIMEOUT_S)
+    _cluster.ping(target_nodes=_cluster.PRIMARIES)
+    return "ok"
+
+
 CHECKS: dict[str, Callable[[], str]] = {"database": check_database, "redis": check_redis}
+if settings.REDIS_CLUSTER_URL:
+    CHECKS["redis_cluster"] = check_redis_cluster
 
 
 def _outcome(name: str, future: concurrent.futures.Future | asyncio.Future, done: bool) -> str:

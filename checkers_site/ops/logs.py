@@ -65,14 +65,27 @@ class RequestContext:
             return await self.application(scope, receive, send)
 
 
+#: The most characters of a request's path (or of any text Django's request lines quote) a log line
+#: shows; the rest is cut, ending with ``…``.  A client's 16 KiB path is not written out in full.
+MAX_PATH_LOGGED = 200
+
+
+def cut(text: str, limit: int = MAX_PATH_LOGGED) -> str:
+    """``text`` cut to ``limit`` characters, ``…`` marking the cut."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 class ContextFilter(logging.Filter):
     """Handler filter: copies the bound context onto each record (a field the call gave in ``extra``
-    wins)."""
+    wins), the ``path`` cut (:func:`cut`); and cuts the long texts Django's ``django.request`` lines
+    quote (the path again, in "Not Found: <path>")."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         for key, value in _context.get().items():
             if not hasattr(record, key):
-                setattr(record, key, value)
+                setattr(record, key, cut(value) if key == "path" and isinstance(value, str) else value)
+        if record.name.startswith("django.") and isinstance(record.args, tuple):
+            record.args = tuple(cut(a) if isinstance(a, str) else a for a in record.args)
         return True
 
 

@@ -20,6 +20,11 @@ bound once, incremented where the thing happens.
 ``checkers_event_publish_failures_total{when}``  publishes that failed (``first``, ``again``)
 ``checkers_resubscriptions_total``               the hub subscribing again (events may be lost)
 ``checkers_resyncs_total``                       sockets sent a snapshot after a resubscription
+``checkers_game_events_read_total{wanted}``      game events this process read from Redis: ``yes`` for a
+                                                 game it has sockets of, ``no`` for one it has none of
+                                                 (the latter is the cost of routing: a game's sockets on
+                                                 several processes, or a subscription being dropped)
+``checkers_game_subscriptions``                  games this process is subscribed to
 ``checkers_claims_total{outcome}``               claims, by outcome (``claimed_win``, ``opponent_present``...)
 ``checkers_presence_failures_total{op}``         presence reads and writes that Redis failed
 ``checkers_engine_in_flight{pool}``              searches running or waiting (``computer``, ``analysis``)
@@ -87,6 +92,10 @@ republish_failed = publish_failures.labels("again")
 resubscriptions = Counter("checkers_resubscriptions",
                           "The hub's subscription confirmed again: events may have been missed.")
 resyncs = Counter("checkers_resyncs", "Sockets sent a fresh snapshot after the hub subscribed again.")
+game_events_read = Counter("checkers_game_events_read", "Game events this process read from Redis, by whether "
+                           "it has sockets of the game.", ["wanted"])
+game_subscriptions = Gauge("checkers_game_subscriptions", "Games whose events this process is subscribed to.",
+                           multiprocess_mode="livesum")
 claims = Counter("checkers_claims", "Claims against a player who left, by outcome.", ["outcome"])
 presence_failures = Counter("checkers_presence_failures", "Presence reads and writes Redis failed.", ["op"])
 engine_in_flight = Gauge("checkers_engine_in_flight", "Engine searches running or waiting.", ["pool"],

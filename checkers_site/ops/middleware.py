@@ -9,17 +9,22 @@ or set.  Async-capable: under Daphne ``/healthz`` is answered on the event loop.
 from __future__ import annotations
 
 from asgiref.sync import iscoroutinefunction, sync_to_async
+from django.http import HttpResponseNotAllowed
 from django.utils.decorators import sync_and_async_middleware
 
 from checkers_site.ops import health, logs, metrics
 
 HEALTHZ, READYZ, METRICS = "/healthz", "/readyz", "/metrics"
+#: The methods the operations endpoints answer; any other is answered 405 with ``Allow``.
+OPS_METHODS = ("GET", "HEAD")
 
 
 @sync_and_async_middleware
 def ops_middleware(get_response):
     async def answer_async(request):
         path = request.path_info
+        if path in (HEALTHZ, READYZ, METRICS) and request.method not in OPS_METHODS:
+            return HttpResponseNotAllowed(OPS_METHODS)
         if path == HEALTHZ:
             return health.liveness()
         if path == READYZ:
@@ -31,6 +36,8 @@ def ops_middleware(get_response):
 
     def answer(request):
         path = request.path_info
+        if path in (HEALTHZ, READYZ, METRICS) and request.method not in OPS_METHODS:
+            return HttpResponseNotAllowed(OPS_METHODS)
         if path == HEALTHZ:
             return health.liveness()
         if path == READYZ:

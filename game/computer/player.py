@@ -15,7 +15,8 @@ runs in a task of the event loop, at most one per game and process:
    version read in step 1: if anything changed the position meanwhile, the
    action refuses the move as ``stale`` and the computer looks again, so a
    stale move is never played;
-4. after the game, accept the opponent's rematch proposal;
+4. after a finished game, say "Good game" in the players' chat room, once
+   (:func:`game.round.chat.farewell`); then accept the opponent's rematch proposal;
 5. publish the events like any other, and look again until nothing is left
    to do.
 
@@ -46,7 +47,7 @@ from game import rules
 from game.computer.seat import level_of
 from game.engine import EngineBusy, EnginePool, levels
 from game.models import Game
-from game.round import actions, drawer, fanout, rematcher, store, turns
+from game.round import actions, chat, drawer, fanout, rematcher, store, turns
 from game.round.errors import ActionError
 from game.round.events import Event
 from game.rules import Color
@@ -106,7 +107,8 @@ def analysis_pool() -> EnginePool:
 class Job:
     """One thing the computer should do in a game now.
 
-    ``kind``: ``"move"``, ``"draw"`` (answer the opponent's offer) or
+    ``kind``: ``"move"``, ``"draw"`` (answer the opponent's offer),
+    ``"farewell"`` (say "Good game" after a finished game) or
     ``"rematch"`` (accept the opponent's proposal); ``bot``: the computer's
     player id; ``level``: its level; ``seat``: its seat; ``fen``: the current
     position; ``history``: FENs of the positions since the last capture or
@@ -148,6 +150,10 @@ def next_job(game_id: str) -> Job | None:
             return Job(kind, game.player(side), levels_[side], side, fen=position.fen(), history=history,
                        no_progress=kept, v=game.version)
         return None
+    if game.status == Game.Status.FINISHED:
+        for side, number in levels_.items():
+            if not chat.said_farewell(game.id, side):
+                return Job("farewell", game.player(side), number, side, v=game.version)
     proposer = game.rematch_offer_by
     if game.is_over and proposer is not None and not game.next_game_id:
         side = proposer.opponent
@@ -216,6 +222,8 @@ async def _work(game_id: str) -> None:
 
 async def _carry_out(game_id: str, job: Job) -> list[Event]:
     """Do ``job``; return the events to publish. Raises :class:`ActionError` when refused."""
+    if job.kind == "farewell":
+        return (await turns.run(game_id, chat.farewell, job.bot)).events
     pool = engine_pool()
     if job.kind == "rematch":
         progress = await turns.run(game_id, rematcher.offer_rematch, job.bot)

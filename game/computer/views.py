@@ -7,24 +7,31 @@
   when given) with its legal moves, or why it is refused.
 - ``GET /analysis/game/<id>``: a game's moves and the position after each, for
   the analysis board to step through (404 ``no_such_game`` when there is none).
+- ``POST /analysis/pdn`` (JSON ``{"pdn": str}``, CSRF token in ``X-CSRFToken``): a
+  pasted game record (PDN, or a bare list of moves) replayed by the rules, in the
+  shape of ``/analysis/game/<id>``, or why it cannot be (400 ``bad_pdn``).
 - ``POST /analysis/search`` (JSON ``{"fen": str, "time_ms": int}``, CSRF
   token in ``X-CSRFToken``): the engine's best move, score and line, searched
   in the analysis board's own engine pool (never the computer's) within at most
-  :data:`~game.engine.ANALYSIS_MAX_MS`.
+  :data:`~game.engine.ANALYSIS_MAX_MS`, and the exact ``verdict`` when the
+  endgame database covers the position (as ``/analysis/position``), with the line
+  of best play to the end of the game as ``pv`` for a win or a loss.
 
 JSON errors are ``{"error": code, "message": text}`` with status 400
 (``bad_fen``, ``malformed_move``, ``illegal_move``, ``ambiguous_move``,
-``bad_request``, ``bad_time``), 403 (``in_game``), 404 (``no_such_game``), 429
+``bad_request``, ``bad_time``, ``bad_pdn``), 403 (``in_game``), 404 (``no_such_game``), 429
 (``rate_limited``: :mod:`game.http_limits`) or 503 (``busy``). See ``docs/protocol.md``.
 """
 
 from __future__ import annotations
 
+import io
 import json
 from typing import TYPE_CHECKING
 
 from asgiref.sync import sync_to_async
 from django import forms
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.functional import lazy
@@ -34,14 +41,14 @@ from django.views.decorators.http import require_POST, require_safe
 from game import http_limits, rules
 from game.computer import seat as computer_seat
 from game.computer.player import analysis_pool
-from game.engine import ANALYSIS_MAX_MS, LEVELS, EngineBusy, levels
-from game.forms import NameField
+from game.engine import ANALYSIS_MAX_MS, LEVELS, EngineBusy, levels, native
+from game.forms import NameField, OpeningForm
 from game.i18n import lazy_text, level_name, outcome_reason
 from game.models import Game, Move, is_game_id
 from game.round import actions, reads
 from game.round.errors import ActionError
 from game.sockets import in_db_thread
-from game.views import player_id
+from game.views import play_name, player_id, posted_form
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrPromise
@@ -52,10 +59,12 @@ _lazy_level_name = lazy(level_name, str)
 ANALYSIS_DEFAULT_MS = 1000
 #: Longest FEN or move text accepted (characters).
 MAX_TEXT = 200
+#: Longest pasted game record accepted (characters): a long game with comments fits many times.
+MAX_PDN_CHARS = 20_000
 
 
-class ComputerGameForm(forms.Form):
-    """Home page: a game against the computer."""
+class ComputerGameForm(OpeningForm):
+    """Home page: a game against the computer (with the opening of :class:`game.forms.OpeningForm`)."""
 
     name = NameField(label=_("Your name"), required=False)
     level = forms.TypedChoiceField(choices=[(lv.number, lazy_text("%(number)s · %(name)s", number=lv.number,
@@ -71,10 +80,10 @@ def play_computer(request):
     """Start a game against the computer at the chosen level and colour, then show it (429 over
     the new-game limits, :mod:`game.http_limits`).
 
-    The name defaults to the one the session remembers (or "Guest"). An
-    invalid form gets status 400 with the reasons.
+    An empty name plays under the visitor's guest name, as on every form
+    (:func:`game.names.display_name`). An invalid form gets status 400 with the reasons.
     """
-    form = ComputerGameForm(request.POST)
+    form = posted_form(ComputerGameForm, request)
     if not form.is_valid():
         reasons = "; ".join(f"{field}: {' '.join(str(e) for e in errors)}" for field, errors in form.errors.items())
         return HttpResponse(_("Cannot start the game (%(reasons)s).") % {"reasons": reasons}, status=400,
@@ -83,12 +92,14 @@ def play_computer(request):
                                    http_limits.client_address(request))
     if wait is not None:
         return http_limits.page_refusal(wait)
-    name = form.cleaned_data["name"] or request.session.get("name") or str(_("Guest"))
-    if form.cleaned_data["name"]:
-        request.session["name"] = name
+    name = play_name(request, form.cleaned_data["name"])
     black, white = computer_seat.seats(player_id(request), name, form.cleaned_data["color"],
                                   form.cleaned_data["level"])
-    game = actions.start_game(black=black, white=white)
+    try:
+        game = actions.start_game(black=black, white=white, ballot=form.cleaned_data["ballot_choice"])
+    except ActionError as exc:
+        return HttpResponse(_("Cannot start the game (%(reasons)s).") % {"reasons": exc.message}, status=400,
+                            content_type="text/plain; charset=utf-8")
     return redirect("game", game_id=game.id)
 
 
@@ -100,12 +111,13 @@ def describe(position: rules.Position) -> dict:
     """The analysis board's view of a position.
 
     ``{"fen": str, "turn": "B"|"W", "legal": [str] (full notation), "over": bool,
-    "winner": "B"|"W"|None, "reason": str|None}``: a side to move without a
-    legal move has lost.
+    "winner": "B"|"W"|None, "reason": str|None, "verdict": {...}|None}``: a side to move without a
+    legal move has lost; ``verdict`` is the exact result with best play when the endgame database
+    covers the position (:func:`game.engine.native.endgame_verdict`), else None.
     """
     legal = position.legal_moves()
     info = {"fen": position.fen(), "turn": position.turn.value, "legal": [str(m) for m in legal],
-            "over": not legal, "winner": None, "reason": None}
+            "over": not legal, "winner": None, "reason": None, "verdict": native.endgame_verdict(position)}
     if not legal:
         termination = (rules.Termination.NO_PIECES if not position.pieces(position.turn)
                        else rules.Termination.NO_MOVES)
@@ -145,7 +157,7 @@ def analysis_page(request):
     """The analysis board, starting from ``?fen=``, from the current position of ``?game=``, or the start."""
     fen, error, game_id = _initial(request)
     config = {"fen": fen, "error": error, "game": game_id, "positionUrl": "/analysis/position",
-              "searchUrl": "/analysis/search", "gameUrl": "/analysis/game/",
+              "searchUrl": "/analysis/search", "gameUrl": "/analysis/game/", "pdnUrl": "/analysis/pdn",
               "defaultMs": ANALYSIS_DEFAULT_MS, "maxMs": ANALYSIS_MAX_MS, "initialFen": rules.INITIAL_FEN}
     return render(request, "analysis.html", {"config": config})
 
@@ -159,13 +171,82 @@ def analysis_game(request, game_id: str):
     the game's page shows anyone (its moves), so it is open to all, players included. The moves
     are those up to the game row's ply, so they agree with its ``fen`` even while a move is stored.
     """
-    game = Game.objects.filter(pk=game_id).only("id", "start_fen", "fen", "ply", "status").first()
+    game = (Game.objects.filter(pk=game_id)
+            .only("id", "start_fen", "fen", "ply", "status", "result", "black_name", "white_name").first())
     if game is None:
         return _error("no_such_game", _("There is no such game."), status=404)
     rows = list(Move.objects.filter(game_id=game.id, ply__lte=game.ply).order_by("ply")
                 .values_list("notation", "fen_after"))
     return JsonResponse({"id": game.id, "start_fen": game.start_fen, "moves": [notation for notation, _ in rows],
-                         "fens": [fen for _, fen in rows], "fen": game.fen, "status": game.status})
+                         "fens": [fen for _, fen in rows], "fen": game.fen, "status": game.status,
+                         "result": game.result, "black": game.black_name or None,
+                         "white": game.white_name or None})
+
+
+def replay_pdn(text: str) -> dict:
+    """The first game of a pasted record, replayed by the rules, for the analysis board.
+
+    ``text``: PDN (tags, numbered moves, comments, variations, a result) or a bare list of moves
+    (``11-15 23-19 8-11``), in full or unambiguous short notation. Returns ``{"id": None,
+    "start_fen", "moves": [full notation], "fens": [the position after each ply], "fen", "status":
+    None, "result": "1-0"|"0-1"|"1/2-1/2"|"*", "black": name|None, "white": name|None,
+    "site_draw": {"ply": int, "termination": "repetition"|"forty_moves"}|None}``: a record from
+    elsewhere plays on past a repetition or the forty-move count (over the board they are claimed,
+    docs/rules.md "Records from elsewhere"), and ``site_draw`` is the ply after which the site
+    would have declared that draw, when the record goes on past it.
+    Raises :class:`ActionError` ``bad_pdn`` with the reason in words (no game, a bad FEN tag,
+    the first move that cannot be played and why).
+    """
+    if len(text) > MAX_PDN_CHARS:
+        raise ActionError("bad_pdn", lazy_text(_("A game record has at most %(max)s characters."),
+                                               max=MAX_PDN_CHARS))
+    record = next(rules.read_games(io.StringIO(text)), None)
+    if record is None or (not record.moves and record.start_fen is None):
+        raise ActionError("bad_pdn", _("No game was found in the text: paste a game record (PDN) "
+                                       "or its moves, e.g. 1. 11-15 23-19 2. 8-11."))
+    try:
+        start = rules.Position.from_fen(record.start_fen or rules.INITIAL_FEN)
+    except rules.InvalidFenError as exc:
+        raise ActionError("bad_pdn", lazy_text(_("The game's FEN tag cannot be set up: %(reason)s."),
+                                               reason=str(exc))) from None
+    game = rules.Game(start, automatic_draws=False)  # a record may go on past a repetition
+    for ply, token in enumerate(record.moves, start=1):
+        try:
+            game.play(token)
+        except rules.RulesError as exc:
+            raise ActionError("bad_pdn", lazy_text(
+                _("Ply %(ply)s, “%(move)s”, cannot be played: %(reason)s."),
+                ply=ply, move=token[:MAX_TEXT], reason=str(exc))) from None
+    positions = game.positions
+    result = record.result if record.result in ("1-0", "0-1", "1/2-1/2") else "*"
+    return {"id": None, "start_fen": start.fen(), "moves": [str(m) for m in game.moves],
+            "fens": [p.fen() for p in positions[1:]], "fen": positions[-1].fen(), "status": None,
+            "result": result, "black": record.tags.get("Black") or None,
+            "white": record.tags.get("White") or None,
+            "site_draw": ({"ply": game.site_draw[0], "termination": game.site_draw[1].termination.value}
+                          if game.site_draw and game.site_draw[0] < game.ply else None)}
+
+
+@require_POST
+def analysis_pdn(request):
+    """JSON: a pasted game record (``{"pdn": str}``) as :func:`replay_pdn` gives it; 400
+    ``bad_request`` for a body that is not such an object, ``bad_pdn`` for a record that cannot
+    be replayed; 413 ``too_large`` for a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (2.5 MB)."""
+    try:
+        raw = request.body
+    except RequestDataTooBig:
+        return _error("too_large", lazy_text(_("A game record has at most %(max)s characters."), max=MAX_PDN_CHARS),
+                      status=413)
+    try:
+        body = json.loads(raw or b"{}")
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        body = None
+    if not isinstance(body, dict) or not isinstance(body.get("pdn"), str):
+        return _error("bad_request", _("The request body must be a JSON object with the game record as \"pdn\"."))
+    try:
+        return JsonResponse(replay_pdn(body["pdn"]))
+    except ActionError as exc:
+        return _error(exc.code, exc.message)
 
 
 @require_safe
@@ -219,4 +300,19 @@ async def analysis_search(request):
         result = await analysis_pool().run(levels.analyse, position.fen(), time_ms)
     except EngineBusy:
         return _error("busy", _("The engine is busy; try again in a moment."), status=503)
-    return JsonResponse({"fen": position.fen(), "turn": position.turn.value, **result})
+    verdict, line = await sync_to_async(exact_result, thread_sensitive=False)(position, result["move"])
+    if line:
+        result["pv"] = line
+    return JsonResponse({"fen": position.fen(), "turn": position.turn.value, **result, "verdict": verdict})
+
+
+def exact_result(position: rules.Position, move: str | None) -> tuple[native.Verdict | None, list[str] | None]:
+    """The endgame database's verdict on ``position`` and, for a win or a loss, the line of best play
+    from the engine's ``move`` (full notation) to the end of the game, in full notation; ``(None, None)``
+    beyond the database or without one, ``(verdict, None)`` for a draw or without a move."""
+    verdict = native.endgame_verdict(position)
+    if verdict is None or verdict["result"] == "draw" or move is None:
+        return verdict, None
+    first = position.parse_move(move)
+    after = position.play(first)
+    return verdict, [str(first)] + [str(m) for m in native.endgame_line(after, native.MAX_ENDGAME_LINE - 1)]

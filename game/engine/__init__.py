@@ -1,12 +1,16 @@
 """A checkers engine on top of :mod:`game.rules`: evaluation, search, playing levels, a worker pool.
 
-Pure Python, no Django. The main entry points:
+No Django. The search exists twice: a compiled core in C (:mod:`game.engine.native`, built by
+``make install``), which the levels use when it is built, and the pure-Python :func:`search`, the
+reference and the fallback. The main entry points:
 
 - :func:`search`: the best move of a position within a time budget (ms) or to
-  a depth (plies), with its score and principal variation (:class:`SearchResult`).
+  a depth (plies), with its score and principal variation (:class:`SearchResult`);
+  :func:`game.engine.native.search` the same with the core.
 - :data:`LEVELS`, :func:`level` and :func:`choose_move`: the computer's playing
   levels, from a beginner who blunders now and then to the strongest the
-  time budget allows.
+  time budget allows; levels 3-5 play the opening book's moves
+  (:mod:`game.engine.book`) where it has them.
 - :class:`EnginePool`: runs engine work in worker processes so that a
   server's event loop never waits on it.
 

@@ -1,8 +1,10 @@
 """The static evaluation: how good a position is for the side to move, in hundredths of a man.
 
-The terms, each from Black's point of view and subtracted for White's mirror image:
+The terms, each from Black's point of view and subtracted for White's mirror image, with the
+weights of :data:`WEIGHTS` (the compiled core's default weights, same names; docs/engine.md, "The
+evaluation", says how they were tuned):
 
-- **material**: a man is worth :data:`MAN` (100), a king :data:`KING` (135);
+- **material**: a man is worth :data:`MAN` (100), a king :data:`KING` (130);
 - **tempo and advancement**: each man earns points for the rows it has
   advanced, little in the opening and more as the board empties (a man
   near its crowning row is a threat), plus a bonus on the last two rows;
@@ -27,12 +29,28 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-__all__ = ["MAN", "KING", "evaluate"]
+__all__ = ["WEIGHTS", "MAN", "KING", "evaluate"]
+
+#: The weights, by the compiled core's names (its ``DEFAULT_WEIGHTS`` must hold the same values:
+#: tests/engine/test_core_differential.py compares the two evaluations). Tuned by bench/texel.py.
+WEIGHTS: dict[str, int] = {
+    "man": 100, "king": 130,
+    "tempo_opening": -5, "tempo_early": -2, "tempo_middle": 0, "tempo_late": 3,
+    "row5": -10, "row6": 1, "row7": 0,
+    "bridge": 35, "back": -8,
+    "centre": -4, "inner": -5, "king_centre": 5, "king_edge": 1,
+    "trade": 40, "hunt": 6,
+}
 
 #: Value of a man.
-MAN = 100
+MAN = WEIGHTS["man"]
 #: Value of a king.
-KING = 135
+KING = WEIGHTS["king"]
+_TEMPO = (WEIGHTS["tempo_opening"], WEIGHTS["tempo_early"], WEIGHTS["tempo_middle"], WEIGHTS["tempo_late"])
+_BRIDGE, _BACK = WEIGHTS["bridge"], WEIGHTS["back"]
+_CENTRE, _INNER = WEIGHTS["centre"], WEIGHTS["inner"]
+_KING_CENTRE, _KING_EDGE = WEIGHTS["king_centre"], WEIGHTS["king_edge"]
+_TRADE, _HUNT = WEIGHTS["trade"], WEIGHTS["hunt"]
 
 
 def _mask(*squares: int) -> int:
@@ -68,14 +86,14 @@ DISTANCE = tuple(
 def _row_weights(pieces: int) -> tuple[int, ...]:
     """Points for a Black man on each row 0-7 (row 7 never holds a man) with ``pieces`` on the board."""
     if pieces >= 20:
-        tempo = 0
+        tempo = _TEMPO[0]
     elif pieces > 12:
-        tempo = 1
+        tempo = _TEMPO[1]
     elif pieces > 8:
-        tempo = 2
+        tempo = _TEMPO[2]
     else:
-        tempo = 3
-    bonus = (0, 0, 0, 0, 1, 4, 9, 0)
+        tempo = _TEMPO[3]
+    bonus = (0, 0, 0, 0, WEIGHTS["row5"], WEIGHTS["row6"], WEIGHTS["row7"], 0)
     return tuple(tempo * row + bonus[row] for row in range(8))
 
 
@@ -133,21 +151,23 @@ def evaluate(own: int, opp: int, kings: int, black: bool) -> int:
             score -= weights[row] * (wm & mask).bit_count()
 
     if n_wm:
-        score += 10 * (bm & BLACK_BRIDGE).bit_count() + 4 * (bm & BLACK_BACK).bit_count()
+        score += _BRIDGE * (bm & BLACK_BRIDGE).bit_count() + _BACK * (bm & BLACK_BACK).bit_count()
     if n_bm:
-        score -= 10 * (wm & WHITE_BRIDGE).bit_count() + 4 * (wm & WHITE_BACK).bit_count()
+        score -= _BRIDGE * (wm & WHITE_BRIDGE).bit_count() + _BACK * (wm & WHITE_BACK).bit_count()
 
-    score += 6 * ((b & CENTRE).bit_count() - (w & CENTRE).bit_count())
-    score += 3 * ((b & INNER).bit_count() - (w & INNER).bit_count())
+    score += _CENTRE * ((b & CENTRE).bit_count() - (w & CENTRE).bit_count())
+    score += _INNER * ((b & INNER).bit_count() - (w & INNER).bit_count())
     if bk or wk:
-        score += 6 * ((bk & CENTRE).bit_count() - (wk & CENTRE).bit_count())
-        score -= 5 * ((bk & EDGE).bit_count() - (wk & EDGE).bit_count())
+        score += _KING_CENTRE * ((bk & CENTRE).bit_count() - (wk & CENTRE).bit_count())
+        score -= _KING_EDGE * ((bk & EDGE).bit_count() - (wk & EDGE).bit_count())
 
     if material and pieces < 24:
-        score += int(material * (24 - pieces) / 40)
+        # Thousandths of the material difference per piece off, truncated toward zero as in C.
+        trade = material * (24 - pieces) * _TRADE
+        score += abs(trade) // 1000 if trade > 0 else -(abs(trade) // 1000)
     if pieces <= 10 and b and w:
         if material > 0 and bk:
-            score -= 3 * _hunt(bk, w)
+            score -= _HUNT * _hunt(bk, w)
         elif material < 0 and wk:
-            score += 3 * _hunt(wk, b)
+            score += _HUNT * _hunt(wk, b)
     return score if black else -score

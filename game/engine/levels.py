@@ -8,11 +8,22 @@ The worker functions (:func:`play`, :func:`analyse`, :func:`draw_score`)
 take and return plain data (FEN strings, lists, dicts), so that they can be
 sent to another process; they are what :class:`~game.engine.pool.EnginePool`
 runs.
+
+Levels 3-5 play the opening book's move (:mod:`game.engine.book`) in a position the book
+holds (one without kings), without searching; levels 1 and 2 always search, so they stay beatable. The analysis
+(:func:`analyse`) and the draw answer (:func:`draw_score`) never use the book.
+
+Every function here takes ``engine``: ``"auto"`` (the default: the compiled
+core when it is built, else the pure-Python search), ``"core"`` or
+``"python"`` (the reference search of :mod:`game.engine.search`). The move
+chosen is always one of :meth:`~game.rules.Position.legal_moves`, and the
+computer still plays it through the game's normal move path.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import random
 import time
 from collections.abc import Sequence
@@ -20,11 +31,18 @@ from typing import NotRequired, TypedDict, cast
 
 from game.rules import Position
 
+from . import native
+from .book import Book, default_book
 from .movegen import children, state_of, to_rules_move
-from .search import WIN, SearchData, _OutOfTime, _Searcher, search
+from .search import WIN, SearchData, SearchResult, _OutOfTime, _Searcher, search
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Level", "LEVELS", "MoveChoice", "level", "choose_move", "play", "analyse", "draw_score",
-           "ANALYSIS_MAX_MS"]
+           "ANALYSIS_MAX_MS", "ENGINES", "engine_in_use", "engine_search"]
+
+#: The engines a caller may ask for.
+ENGINES = ("auto", "core", "python")
 
 #: The longest search the analysis board may ask for (ms).
 ANALYSIS_MAX_MS = 3000
@@ -34,7 +52,8 @@ class MoveChoice(TypedDict):
     """The move the computer plays, as plain data (see :func:`choose_move`).
 
     ``mate`` and ``elapsed_ms`` are there when the move comes from a full search (as in
-    :class:`~game.engine.search.SearchData`).
+    :class:`~game.engine.search.SearchData`); ``book`` is True when the move comes from the
+    opening book (``score``, ``depth`` and ``pv`` are then the book's, ``nodes`` 0).
     """
 
     move: str
@@ -45,6 +64,7 @@ class MoveChoice(TypedDict):
     random: bool
     mate: NotRequired[int | None]
     elapsed_ms: NotRequired[float]
+    book: NotRequired[bool]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,7 +75,8 @@ class Level:
     iteration in plies (None: as deep as the time allows); ``time_ms``: time
     budget per move in milliseconds (the most a move may take); ``blunder``: probability (0-1) of playing
     a random legal move instead of searching; ``noise``: the spread (hundredths
-    of a man) of the random amount added to each candidate move's score.
+    of a man) of the random amount added to each candidate move's score; ``book``: plays the
+    opening book's move in a position the book holds.
     """
 
     number: int
@@ -64,6 +85,7 @@ class Level:
     time_ms: int
     blunder: float = 0.0
     noise: int = 0
+    book: bool = False
 
     @property
     def player_name(self) -> str:
@@ -75,9 +97,9 @@ class Level:
 LEVELS = (
     Level(1, "Beginner", depth=2, time_ms=300, blunder=0.2, noise=60),
     Level(2, "Casual", depth=4, time_ms=500, blunder=0.06, noise=25),
-    Level(3, "Club player", depth=None, time_ms=300),
-    Level(4, "Expert", depth=None, time_ms=1000),
-    Level(5, "Master", depth=None, time_ms=2500),
+    Level(3, "Club player", depth=None, time_ms=300, book=True),
+    Level(4, "Expert", depth=None, time_ms=1000, book=True),
+    Level(5, "Master", depth=None, time_ms=2500, book=True),
 )
 
 
@@ -86,6 +108,48 @@ def level(number: int) -> Level:
     if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= len(LEVELS):
         raise ValueError(f"there is no level {number!r}: choose 1 to {len(LEVELS)}")
     return LEVELS[number - 1]
+
+
+def engine_in_use(engine: str = "auto") -> str:
+    """``"core"`` or ``"python"``: the search ``engine`` (one of :data:`ENGINES`) stands for here.
+
+    ``"auto"`` is the core when it is built. Raises ValueError for another name and
+    :class:`~game.engine.native.CoreMissing` for ``"core"`` when the core is not built.
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}: choose one of {', '.join(ENGINES)}")
+    if engine == "auto":
+        return "core" if native.available() else "python"
+    if engine == "core" and not native.available():
+        raise native.CoreMissing("the engine's compiled core is not built: run `make install`")
+    return engine
+
+
+def engine_search(position: Position, *, engine: str = "auto", time_ms: float | None = None,
+                  depth: int | None = None, history: Sequence[Position] = (), no_progress: int = 0) -> SearchResult:
+    """:func:`game.engine.search.search` or :func:`game.engine.native.search`, as ``engine`` says.
+
+    Arguments and errors as theirs (and :func:`engine_in_use`'s). Should the core ever return a move the
+    rules refuse (:class:`~game.engine.native.CoreDisagrees`), the Python search answers instead and
+    the disagreement is logged as an error.
+    """
+    if engine_in_use(engine) == "core":
+        try:
+            return native.search(position, time_ms=time_ms, depth=depth, history=history, no_progress=no_progress)
+        except native.CoreDisagrees:
+            log.exception("engine core disagrees with the rules in %s; searching in Python", position.fen())
+    return search(position, time_ms=time_ms, depth=depth, history=list(history), no_progress=no_progress)
+
+
+def _noisy_choice_core(position: Position, depth: int, noise: int, time_ms: int,
+                       rng: random.Random) -> MoveChoice:
+    """:func:`_noisy_choice` with the compiled core scoring the moves."""
+    scored, nodes = native.score_moves(position, depth, time_ms=time_ms)
+    if scored:
+        _, score, move = max((score + rng.gauss(0, noise), score, move) for move, score in scored)
+    else:
+        score, move = 0, position.legal_moves()[0]
+    return {"move": str(move), "score": score, "depth": depth, "pv": [str(move)], "nodes": nodes, "random": False}
 
 
 def _noisy_choice(position: Position, depth: int, noise: int, time_ms: int, rng: random.Random) -> MoveChoice:
@@ -111,61 +175,81 @@ def _noisy_choice(position: Position, depth: int, noise: int, time_ms: int, rng:
 
 
 def choose_move(position: Position, chosen: Level, *, history: Sequence[Position] = (), no_progress: int = 0,
-                rng: random.Random | None = None) -> MoveChoice:
+                rng: random.Random | None = None, engine: str = "auto", book: Book | None = None) -> MoveChoice:
     """The move the computer plays at level ``chosen``, as plain data.
 
     Returns ``{"move": str (full notation), "score": int (hundredths of a man,
     side to move's view), "depth": int (plies), "pv": [str], "nodes": int,
-    "random": bool (a deliberate blunder)}``. ``history`` and ``no_progress``
-    as in :func:`~game.engine.search`. Raises ValueError when the side to move
-    has no legal move.
+    "random": bool (a deliberate blunder)}``, with ``"book": True`` for a move of
+    the opening book. ``history`` and ``no_progress`` as in :func:`~game.engine.search`;
+    ``engine`` one of :data:`ENGINES`; ``book``: the opening book a level with
+    ``book`` set consults first (default: :func:`~game.engine.book.default_book`).
+    Raises ValueError when the side to move has no legal move or for an
+    unknown engine.
     """
+    which = engine_in_use(engine)
     rng = rng or random.Random()
     legal = position.legal_moves()
     if not legal:
         raise ValueError(f"no legal move in {position.fen()}: the game is over")
+    if chosen.book and not position.kings:
+        # Without kings every move is a man's, so the book's move can never repeat a position.
+        found = (default_book() if book is None else book).move(position)
+        if found is not None:
+            move, entry = found
+            return {"move": str(move), "score": entry.score, "depth": entry.depth, "pv": list(entry.pv) or [str(move)],
+                    "nodes": 0, "random": False, "book": True}
     if len(legal) > 1 and chosen.blunder and rng.random() < chosen.blunder:
         move = rng.choice(legal)
         return {"move": str(move), "score": 0, "depth": 0, "pv": [str(move)], "nodes": 0, "random": True}
     if chosen.noise and chosen.depth and len(legal) > 1:
+        if which == "core":
+            try:
+                return _noisy_choice_core(position, chosen.depth, chosen.noise, chosen.time_ms, rng)
+            except native.CoreDisagrees:
+                log.exception("engine core disagrees with the rules in %s; scoring in Python", position.fen())
         return _noisy_choice(position, chosen.depth, chosen.noise, chosen.time_ms, rng)
-    result = search(position, time_ms=chosen.time_ms, depth=chosen.depth, history=list(history),
-                    no_progress=no_progress)
+    result = engine_search(position, engine=which, time_ms=chosen.time_ms, depth=chosen.depth, history=history,
+                           no_progress=no_progress)
     # There is a legal move, so the search found one: "move" is a string.
     return cast(MoveChoice, {**result.as_dict(), "random": False})
 
 
 def play(fen: str, number: int, history: Sequence[str] = (), no_progress: int = 0,
-         seed: int | None = None) -> MoveChoice:
+         seed: int | None = None, engine: str = "auto") -> MoveChoice:
     """Worker function: :func:`choose_move` at level ``number`` for the position ``fen``.
 
-    ``history``: FENs of the game's earlier positions, oldest first. Raises
-    :class:`~game.rules.InvalidFenError` for a bad FEN, ValueError for an
-    unknown level or a position without legal moves.
+    ``history``: FENs of the game's earlier positions, oldest first; ``engine``: one of
+    :data:`ENGINES`. Raises :class:`~game.rules.InvalidFenError` for a bad FEN, ValueError for an
+    unknown level or engine or a position without legal moves.
     """
     position = Position.from_fen(fen)
     earlier = [Position.from_fen(text) for text in history]
     return choose_move(position, level(number), history=earlier, no_progress=no_progress,
-                       rng=random.Random(seed))
+                       rng=random.Random(seed), engine=engine)
 
 
-def analyse(fen: str, time_ms: int, history: Sequence[str] = (), no_progress: int = 0) -> SearchData:
+def analyse(fen: str, time_ms: int, history: Sequence[str] = (), no_progress: int = 0,
+            engine: str = "auto") -> SearchData:
     """Worker function: the engine's best line for ``fen`` within ``time_ms`` (capped at :data:`ANALYSIS_MAX_MS`).
 
     Returns :meth:`SearchResult.as_dict` (``move`` None when the side to move
-    has no legal move). Raises :class:`~game.rules.InvalidFenError` for a bad FEN.
+    has no legal move). Raises :class:`~game.rules.InvalidFenError` for a bad FEN,
+    ValueError for an unknown engine.
     """
     position = Position.from_fen(fen)
     earlier = [Position.from_fen(text) for text in history]
     budget = max(1, min(int(time_ms), ANALYSIS_MAX_MS))
-    return search(position, time_ms=budget, history=earlier, no_progress=no_progress).as_dict()
+    return engine_search(position, engine=engine, time_ms=budget, history=earlier,
+                         no_progress=no_progress).as_dict()
 
 
-def draw_score(fen: str, time_ms: int = 300, history: Sequence[str] = (), no_progress: int = 0) -> int:
+def draw_score(fen: str, time_ms: int = 300, history: Sequence[str] = (), no_progress: int = 0,
+               engine: str = "auto") -> int:
     """Worker function: the score of ``fen`` for its side to move (hundredths of a man), to answer a draw offer.
 
-    ``-WIN`` when the side to move has no legal move.
+    ``-WIN`` when the side to move has no legal move. ``engine``: one of :data:`ENGINES`.
     """
     position = Position.from_fen(fen)
     earlier = [Position.from_fen(text) for text in history]
-    return search(position, time_ms=time_ms, history=earlier, no_progress=no_progress).score
+    return engine_search(position, engine=engine, time_ms=time_ms, history=earlier, no_progress=no_progress).score

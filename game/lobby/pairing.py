@@ -1,8 +1,12 @@
 """Who plays whom: the pairing decision of matchmaking, as a pure function.
 
 A *seek* is one player's wish to play a game in a *pool* (the pools differ by
-time control: ``"untimed"`` and each standard live control such as ``"5+0"``).  :func:`pair_seeks` looks at
-the seeks waiting in one pool and decides which ones meet and who takes Black.
+time control: ``"untimed"`` and each standard live control such as ``"5+0"``, by the
+opening: the free start, or a 3-move ballot in the pools ``"untimed-ballot"``, ``"5+0-ballot"``...,
+and by whether their games are rated: ``"5+0-rated"``, ``"5+0-ballot-rated"``...).
+:func:`pair_seeks` looks at the seeks waiting in one casual pool and decides which ones meet and
+who takes Black; :func:`pair_rated` does the same in a rated pool, where two seeks meet only
+within a rating range that widens the longer a seek waits (:func:`rating_range`).
 It does no I/O: :mod:`game.lobby.pools` reads the pool from Redis, calls it,
 and claims the proposed pairs atomically (a pair is kept only if both seeks are
 still waiting when the claim runs, so a decision taken on a stale view is
@@ -23,6 +27,7 @@ import random
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 
+from game.ratings.categories import category_of
 from game.round.clock import STANDARD
 
 #: Longest pool id, in characters; pool ids are lowercase ASCII letters, digits, ``+``, ``-`` and ``_``.
@@ -37,21 +42,60 @@ class Pool:
     ``"untimed"``, later ``"5+3"``); ``label`` the text shown to players;
     ``time_control`` the time control of the games it starts, as
     :func:`game.round.actions.start_game` takes it (``"untimed"``, ``"5+3"``,
-    ``"1d"``).  Offering another time control online is one more entry in
-    :data:`POOLS`.
+    ``"1d"``); ``ballot`` whether its games open with a 3-move ballot drawn at random;
+    ``rated`` whether its games are rated (only signed-in accounts may seek there, and two seeks
+    meet only within :func:`rating_range`).  Offering another time control online is one more
+    entry in :data:`POOLS`.
     """
 
     id: str
     label: str
     time_control: str = "untimed"
+    ballot: bool = False
+    rated: bool = False
+
+    @property
+    def category(self) -> str | None:
+        """The rating category of the pool's games (:func:`game.ratings.categories.category_of`:
+        ``"blitz"`` for ``5+0``...); None when untimed."""
+        return category_of(self.time_control)
 
 
-#: Every pool players can seek in, by id.
+#: The end of the id of a pool whose games open with a 3-move ballot (``"5+3-ballot"``).
+BALLOT_SUFFIX = "-ballot"
+#: The end of the id of a rated pool (``"5+3-rated"``, ``"5+3-ballot-rated"``).
+RATED_SUFFIX = "-rated"
+
+_FREE_POOLS = [
+    Pool(id="untimed", label="Untimed", time_control="untimed"),
+    *(Pool(id=tc, label=f"{tc} ({tc.split('+')[0]} min + {tc.split('+')[1]} s a move)", time_control=tc)
+      for tc in STANDARD),
+]
+
+_CASUAL_POOLS = [
+    *_FREE_POOLS,
+    *(Pool(id=pool.id + BALLOT_SUFFIX, label=f"{pool.label}, 3-move ballot", time_control=pool.time_control,
+           ballot=True) for pool in _FREE_POOLS),
+]
+
+#: Every pool players can seek in, by id: each time control from the free start, then each again
+#: with a 3-move ballot (``ballot``: the game opens with an approved ballot drawn at random,
+#: docs/matchmaking.md), then the rated twin of each of those with a rating category (every timed
+#: control; untimed games are never rated).  Each is a pool of its own: its seeks meet only one
+#: another.
 POOLS: dict[str, Pool] = {
-    "untimed": Pool(id="untimed", label="Untimed", time_control="untimed"),
-    **{tc: Pool(id=tc, label=f"{tc} ({tc.split('+')[0]} min + {tc.split('+')[1]} s a move)",
-                time_control=tc) for tc in STANDARD},
+    **{pool.id: pool for pool in _CASUAL_POOLS},
+    **{pool.id + RATED_SUFFIX: Pool(id=pool.id + RATED_SUFFIX, label=f"{pool.label}, rated",
+                                    time_control=pool.time_control, ballot=pool.ballot, rated=True)
+       for pool in _CASUAL_POOLS if pool.category is not None},
 }
+
+
+def rated_twin(pool_id: str) -> str | None:
+    """The id of the rated twin of the casual pool ``pool_id`` (``"5+0"`` -> ``"5+0-rated"``), or
+    None when it has none (untimed pools, unknown ids, ids already rated)."""
+    twin = pool_id + RATED_SUFFIX
+    return twin if pool_id in POOLS and not POOLS[pool_id].rated and twin in POOLS else None
 
 #: The pool used when a seek names none.
 DEFAULT_POOL = "untimed"
@@ -81,6 +125,8 @@ class Seek:
     server process).
     ``since``: arrival time in microseconds on the Redis server's clock, set
     when the seek enters the pool; older seeks are paired first.
+    ``rating``: in a rated pool, the seeker's rating in the pool's category when the seek was
+    made (rounded Glicko points, 1500 without a rating yet); None in a casual pool.
     """
 
     id: str
@@ -89,19 +135,24 @@ class Seek:
     pool: str
     channel: str
     since: int = 0
+    rating: int | None = None
 
     def to_json(self) -> str:
         """The seek as stored in Redis: a JSON object of every field but ``since`` (kept as a score)."""
         data = asdict(self)
         del data["since"]
+        if data["rating"] is None:
+            del data["rating"]
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str, since: int = 0) -> Seek:
         """Read back :meth:`to_json`.  Raises ``ValueError`` (or ``KeyError``) for anything else."""
         data = json.loads(text)
+        rating = data.get("rating")
         return cls(id=str(data["id"]), player=str(data["player"]), name=str(data["name"]),
-                   pool=str(data["pool"]), channel=str(data["channel"]), since=int(since))
+                   pool=str(data["pool"]), channel=str(data["channel"]), since=int(since),
+                   rating=None if rating is None else int(rating))
 
 
 @dataclass(frozen=True)
@@ -146,6 +197,100 @@ def pair_seeks(waiting: Iterable[Seek], rng: random.Random) -> list[Pairing]:
         else:
             unpaired.append(seek)
     return pairings
+
+
+#: The rating range of a rated seek that has just arrived: it meets seeks at most this many points
+#: away (lichess's pools start narrow and widen with the wait).
+RANGE_START = 100
+#: Points the range widens by for every :data:`RANGE_STEP_S` seconds of waiting.
+RANGE_STEP = 50
+#: Seconds of waiting per widening step.
+RANGE_STEP_S = 5
+#: The widest range: 500 points, reached after 40 s; farther apart players never meet in a rated pool
+#: (a casual pool pairs anyone).
+RANGE_MAX = 500
+
+
+def rating_range(waited_us: int) -> int:
+    """How many rating points away a rated seek that has waited ``waited_us`` microseconds accepts
+    an opponent: :data:`RANGE_START` (100), plus :data:`RANGE_STEP` (50) for each whole
+    :data:`RANGE_STEP_S` (5) seconds of waiting, at most :data:`RANGE_MAX` (500).  A negative wait
+    counts as none.  The claim script in :mod:`game.lobby.pools` checks the same rule in Redis.
+
+    >>> [rating_range(s * 1_000_000) for s in (0, 4, 5, 20, 40, 600)]
+    [100, 100, 150, 300, 500, 500]
+    """
+    steps = max(0, waited_us) // (RANGE_STEP_S * 1_000_000)
+    return min(RANGE_MAX, RANGE_START + RANGE_STEP * steps)
+
+
+def in_range(a: Seek, b: Seek, now_us: int) -> bool:
+    """True when rated seeks ``a`` and ``b`` may meet at ``now_us`` (µs, the clock of ``since``):
+    their ratings differ by at most the range of the one that has waited longer (the wider range:
+    someone who has waited 20 s meets a newcomer 300 points away at once).  A seek without a
+    rating never meets.
+    """
+    if a.rating is None or b.rating is None:
+        return False
+    widest = max(rating_range(now_us - a.since), rating_range(now_us - b.since))
+    return abs(a.rating - b.rating) <= widest
+
+
+def pair_rated(waiting: Iterable[Seek], now_us: int, rng: random.Random) -> list[Pairing]:
+    """Decide which of the ``waiting`` seeks of one rated pool meet at ``now_us``, and who takes Black.
+
+    ``now_us``: the time in microseconds on the clock of the seeks' ``since`` (the Redis server's;
+    tests pass any).  Seeks are taken oldest first (by ``since``, then ``id``); each meets the
+    *nearest in rating* of the seeks not yet paired that belong to another player and are
+    :func:`in_range` (equal gaps: the older one).  A seek with nobody in range waits; the ranges
+    widen with time, so a later call may pair it.  Every seek appears in at most one pairing,
+    never with a seek of the same player; colours are drawn with ``rng``.  Raises nothing.
+
+    >>> a = Seek(id="a", player="pa", name="a", pool="5+0-rated", channel="c", since=0, rating=1500)
+    >>> b = Seek(id="b", player="pb", name="b", pool="5+0-rated", channel="c", since=0, rating=1800)
+    >>> pair_rated([a, b], 0, random.Random(0)), len(pair_rated([a, b], 20_000_000, random.Random(0)))
+    ([], 1)
+    """
+    unique: dict[str, Seek] = {}
+    for seek in waiting:
+        if seek.rating is not None:
+            unique.setdefault(seek.id, seek)
+    oldest_first = sorted(unique.values(), key=lambda s: (s.since, s.id))
+    by_rating = sorted(oldest_first, key=lambda s: (s.rating, s.since, s.id))
+    position = {seek.id: i for i, seek in enumerate(by_rating)}
+    taken: set[str] = set()
+    pairings: list[Pairing] = []
+    for seek in oldest_first:
+        if seek.id in taken:
+            continue
+        best = _nearest_in_range(seek, by_rating, position[seek.id], taken, now_us)
+        if best is not None:
+            taken.update((seek.id, best.id))
+            pairings.append(draw_colours(seek, best, rng))
+    return pairings
+
+
+def _nearest_in_range(seek: Seek, by_rating: list[Seek], at: int, taken: set[str], now_us: int) -> Seek | None:
+    """The seek nearest to ``seek`` in rating (then oldest) that may meet it, looking outwards from
+    its place ``at`` in ``by_rating``; no farther than :data:`RANGE_MAX`."""
+    assert seek.rating is not None
+    best: Seek | None = None
+    best_key: tuple[int, int, str] | None = None
+    for step in (-1, 1):
+        i = at + step
+        while 0 <= i < len(by_rating):
+            other = by_rating[i]
+            i += step
+            assert other.rating is not None
+            gap = abs(other.rating - seek.rating)
+            if gap > RANGE_MAX or (best_key is not None and gap > best_key[0]):
+                break
+            if other.id in taken or other.player == seek.player or not in_range(seek, other, now_us):
+                continue
+            key = (gap, other.since, other.id)
+            if best_key is None or key < best_key:
+                best, best_key = other, key
+    return best
 
 
 def draw_colours(a: Seek, b: Seek, rng: random.Random) -> Pairing:

@@ -23,11 +23,12 @@ passed in ``KEYS``)::
     {P:p}:claimed   ZSET  seek id -> ms until which a paired seek is remembered as "claimed"
     {P:p}:claims    HASH  seek id -> token of the claim that took it (makes a retried claim idempotent)
 
-The seek keys live twice the seek TTL after the last ``ADD`` or refresh and the
-claim keys ``claimed_ttl_s`` after the last claim, so a pool nobody uses leaves
-nothing behind.  Every script is safe to run twice (redis-py retries a command
-whose answer was lost): ``ADD`` never puts back a seek that was claimed, and a
-repeated ``CLAIM`` recognises its own token.
+The seek keys live the seek TTL and then another minute at least (the TTL again
+if longer) after the last ``ADD`` or refresh, so that expired seeks wait there for
+:meth:`Matchmaker.sweep`, and the claim keys ``claimed_ttl_s`` after the last
+claim, so a pool nobody uses leaves nothing behind.  Every script is safe to run
+twice (redis-py retries a command whose answer was lost): ``ADD`` never puts back
+a seek that was claimed, and a repeated ``CLAIM`` recognises its own token.
 
 Times come from the Redis server's clock (``TIME``), so the processes' clocks
 do not matter.  Every Redis failure (refused connection, timeout, script
@@ -43,13 +44,27 @@ import uuid
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
 
-from game.lobby.pairing import Pairing, Seek, is_pool_id, pair_seeks
+from checkers_site import redis_cluster
+from checkers_site.redis_pools import BlockingPool
+from game.lobby.pairing import (
+    POOLS,
+    RANGE_MAX,
+    RANGE_START,
+    RANGE_STEP,
+    RANGE_STEP_S,
+    Pairing,
+    Seek,
+    is_pool_id,
+    pair_rated,
+    pair_seeks,
+)
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +120,12 @@ end
 local function keep_at_least(key, ms)
   if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms) end
 end
+-- The seek keys outlive their last write by the TTL and then at least a minute (the TTL again if
+-- longer): the expired seeks of a pool nobody touched since stay there for a sweep to count and
+-- remove, instead of vanishing with their keys at an instant that races it.
+local function keep_seek_keys(ttl)
+  for i = 1, 3 do keep_at_least(KEYS[i], ttl + math.max(ttl, 60000)) end
+end
 local function alive(id, now)
   local deadline = redis.call('ZSCORE', KEYS[2], id)
   return deadline and tonumber(deadline) > now
@@ -129,7 +150,7 @@ local ttl = tonumber(ARGV[3])
 redis.call('ZADD', KEYS[1], 'NX', now_us(), ARGV[1])
 redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
-for i = 1, 3 do keep_at_least(KEYS[i], 2 * ttl) end
+keep_seek_keys(ttl)
 return {redis.call('ZCARD', KEYS[2]), tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]))}
 """
 
@@ -153,7 +174,7 @@ local state = state_of(ARGV[1], now)
 if state == 'waiting' then
   local ttl = tonumber(ARGV[2])
   redis.call('ZADD', KEYS[2], 'XX', now + ttl, ARGV[1])
-  for i = 1, 3 do keep_at_least(KEYS[i], 2 * ttl) end
+  keep_seek_keys(ttl)
 end
 return {state, redis.call('ZCARD', KEYS[2])}
 """
@@ -172,11 +193,12 @@ if ARGV[1] ~= '1' then purge(now) end
 return expired
 """
 
-# ARGV: limit.  Returns {id, arrival µs, JSON, ...} for the oldest waiting seeks.
+# ARGV: limit.  Returns {now µs, id, arrival µs, JSON, ...}: the Redis clock, then the oldest
+# waiting seeks.
 _SNAPSHOT = _LIB + """
 purge(now_ms())
 local ids = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1, 'WITHSCORES')
-local out = {}
+local out = {now_us()}
 for i = 1, #ids, 2 do
   local json = redis.call('HGET', KEYS[3], ids[i])
   if json then
@@ -190,30 +212,48 @@ end
 return out
 """
 
-# ARGV: claim token, claimed ttl ms, then seek ids two by two (black, white).
-# Takes each pair whose two seeks are both still waiting and belong to different
-# players; a pair already taken by this same token (a retried call) counts as taken.
-# Returns {waiting count, numbers (1-based) of the pairs taken...}.
+# ARGV: claim token, claimed ttl ms, the rating range (5 values: the time in µs, '' for the
+# Redis clock; start, step, step µs, widest; all '' in a casual pool), then seek ids two by two
+# (black, white).  Takes each pair whose two seeks are both still waiting, belong to different
+# players and, in a rated pool, are within range (game.lobby.pairing.in_range: their ratings differ
+# by at most the range of the one that waited longer); a pair already taken by this same token (a
+# retried call) counts as taken.  Returns {waiting count, numbers (1-based) of the pairs taken...}.
 _CLAIM = _LIB + """
 local now = now_ms()
 purge(now)
 local token, keep = ARGV[1], tonumber(ARGV[2])
+local rated = ARGV[4] ~= ''
+local at, start, step, step_us, widest
+if rated then
+  at = tonumber(ARGV[3]) or now_us()
+  start, step, step_us, widest = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+end
+local function range(id)
+  local waited = math.max(0, at - tonumber(redis.call('ZSCORE', KEYS[1], id) or at))
+  return math.min(widest, start + step * math.floor(waited / step_us))
+end
+local function meet(a, sa, b, sb)
+  if sa.player == sb.player then return false end
+  if not rated then return true end
+  if type(sa.rating) ~= 'number' or type(sb.rating) ~= 'number' then return false end
+  return math.abs(sa.rating - sb.rating) <= math.max(range(a), range(b))
+end
 local out = {0}
-for i = 3, #ARGV - 1, 2 do
+for i = 8, #ARGV - 1, 2 do
   local a, b = ARGV[i], ARGV[i + 1]
   if a ~= b then
     if alive(a, now) and alive(b, now) then
       local sa = cjson.decode(redis.call('HGET', KEYS[3], a))
       local sb = cjson.decode(redis.call('HGET', KEYS[3], b))
-      if sa.player ~= sb.player then
+      if meet(a, sa, b, sb) then
         drop(a)
         drop(b)
         redis.call('ZADD', KEYS[4], now + keep, a, now + keep, b)
         redis.call('HSET', KEYS[5], a, token, b, token)
-        table.insert(out, (i - 1) / 2)
+        table.insert(out, (i - 6) / 2)
       end
     elseif redis.call('HGET', KEYS[5], a) == token and redis.call('HGET', KEYS[5], b) == token then
-      table.insert(out, (i - 1) / 2)
+      table.insert(out, (i - 6) / 2)
     end
   end
 end
@@ -233,7 +273,7 @@ def _text(value) -> str:
 class Matchmaker:
     """The seek pools of one key prefix in one Redis, seen from one server process.
 
-    ``client``: a ``redis.asyncio.Redis``; ``prefix``: the key prefix (tests use
+    ``client``: a ``redis.asyncio.Redis`` or ``RedisCluster``; ``prefix``: the key prefix (tests use
     one per test); ``seek_ttl_s``: seconds a seek lives without a refresh;
     ``claimed_ttl_s``: seconds a paired seek is remembered as claimed (a socket
     whose news of the pairing was lost seeks again after that).  Every method
@@ -241,7 +281,7 @@ class Matchmaker:
     for a malformed pool id.
     """
 
-    def __init__(self, client: aioredis.Redis, prefix: str = "mm", seek_ttl_s: float = 10.0,
+    def __init__(self, client: Any, prefix: str = "mm", seek_ttl_s: float = 10.0,
                  claimed_ttl_s: float = 30.0):
         if seek_ttl_s <= 0 or claimed_ttl_s <= 0:
             raise ValueError("time-to-live values must be positive")
@@ -266,9 +306,14 @@ class Matchmaker:
         reading after 5 s; a failed command is retried twice at most (every
         script is safe to run twice), so a refused connection is reported at
         once and a Redis that hangs within 15 s.  ``options`` go to
-        :class:`Matchmaker`.
+        :class:`Matchmaker`.  A ``redis+cluster://host:port,host:port`` URL names a Redis
+        Cluster (every pool's keys share one slot: see the module).
         """
-        pool = aioredis.BlockingConnectionPool.from_url(
+        if url.startswith("redis+cluster://"):
+            return cls(redis_cluster.async_client(
+                url, max_connections=MAX_CONNECTIONS, socket_connect_timeout=2, socket_timeout=5),
+                **options)
+        pool = BlockingPool.from_url(
             url, max_connections=MAX_CONNECTIONS, timeout=10,
             socket_connect_timeout=2, socket_timeout=5, health_check_interval=15,
             retry=Retry(ExponentialWithJitterBackoff(base=0.01, cap=0.25), 2),
@@ -290,7 +335,7 @@ class Matchmaker:
         keys = self.keys(pool)
         try:
             return await script(keys=keys, args=list(args))
-        except (TimeoutError, RedisError, OSError) as exc:
+        except (TimeoutError, RedisError, RedisClusterException, OSError) as exc:
             raise MatchmakingUnavailable(f"{type(exc).__name__}: {exc}") from exc
 
     async def add(self, seek: Seek) -> tuple[Seek, SeekStatus]:
@@ -333,48 +378,94 @@ class Matchmaker:
 
     async def snapshot(self, pool: str, limit: int = SNAPSHOT_LIMIT) -> list[Seek]:
         """The live seeks of ``pool``, oldest first, at most ``limit`` of them."""
+        return (await self.snapshot_at(pool, limit))[1]
+
+    async def counts(self, pool_ids: Iterable[str]) -> dict[str, int]:
+        """How many live seeks wait in each of ``pool_ids``: ``{pool id: count}``, in one round
+        trip to Redis (a pipeline of the count script, one pool per call; on a cluster, which
+        pipelines no scripts, the calls go side by side).  Raises :class:`MatchmakingUnavailable`,
+        ``ValueError`` for a malformed id."""
+        pool_ids = list(pool_ids)
+        try:
+            if isinstance(self.client, aioredis.RedisCluster):
+                # A cluster pipelines no scripts: one call per pool, side by side.
+                replies = await asyncio.gather(*(self._count(keys=self.keys(pool), args=[]) for pool in pool_ids))
+                return {pool: int(n) for pool, n in zip(pool_ids, replies, strict=True)}
+            async with self.client.pipeline(transaction=False) as pipe:
+                for pool in pool_ids:
+                    await self._count(keys=self.keys(pool), args=[], client=pipe)
+                replies = await pipe.execute()
+        except (TimeoutError, RedisError, RedisClusterException, OSError) as exc:
+            raise MatchmakingUnavailable(f"{type(exc).__name__}: {exc}") from exc
+        return {pool: int(n) for pool, n in zip(pool_ids, replies, strict=True)}
+
+    async def snapshot_at(self, pool: str, limit: int = SNAPSHOT_LIMIT) -> tuple[int, list[Seek]]:
+        """The Redis server's clock (µs) and the live seeks of ``pool``, oldest first, at most
+        ``limit`` of them, read at that instant."""
         flat = await self._run(self._snapshot, pool, [limit])
+        now_us, flat = int(flat[0]), flat[1:]
         seeks = []
         for i in range(0, len(flat), 3):
             try:
                 seeks.append(Seek.from_json(_text(flat[i + 2]), since=int(float(_text(flat[i + 1])))))
             except (ValueError, KeyError, TypeError):
                 log.warning("matchmaking: skipping an unreadable seek %r", flat[i])
-        return seeks
+        return now_us, seeks
 
-    async def claim(self, pool: str, pairings: Iterable[Pairing]) -> tuple[list[Pairing], int]:
+    async def claim(self, pool: str, pairings: Iterable[Pairing],
+                    now_us: int | None = None) -> tuple[list[Pairing], int]:
         """Atomically take the ``pairings`` whose two seeks are both still waiting; drop the others.
 
         A pairing of two seeks of one player is never taken, whoever proposed
-        it.  Returns the pairings taken (in the given order) and how many seeks
-        wait in the pool afterwards.  Safe to retry: a claim that Redis ran
-        but whose answer was lost is recognised by its token.
+        it; in a rated pool (``POOLS[pool].rated``) neither is a pairing of two
+        seeks out of range at ``now_us`` (µs on the clock of the seeks'
+        ``since``; None: the Redis server's clock now), checked in Redis by the
+        rule of :func:`game.lobby.pairing.in_range`.  Returns the pairings taken
+        (in the given order) and how many seeks wait in the pool afterwards.
+        Safe to retry: a claim that Redis ran but whose answer was lost is
+        recognised by its token.
         """
         pairings = list(pairings)
         if not pairings:
             return [], await self.waiting(pool)
         args: list = [uuid.uuid4().hex, self.claimed_ttl_ms]
+        if pool in POOLS and POOLS[pool].rated:
+            args += ["" if now_us is None else int(now_us), RANGE_START, RANGE_STEP, RANGE_STEP_S * 1_000_000,
+                     RANGE_MAX]
+        else:
+            args += ["", "", "", "", ""]
         for pairing in pairings:
             args += [pairing.black.id, pairing.white.id]
         reply = await self._run(self._claim, pool, args)
         return [pairings[int(n) - 1] for n in reply[1:]], int(reply[0])
 
-    async def settle(self, pool: str, rng: random.Random) -> tuple[list[Pairing], int]:
+    async def settle(self, pool: str, rng: random.Random,
+                     now_us: int | None = None) -> tuple[list[Pairing], int]:
         """Pair whatever can be paired in ``pool`` now: read it, decide, claim; again while races were lost.
 
-        Returns the pairings this call took (its caller creates the games and
-        tells the players) and how many seeks wait afterwards.  A pairing
-        proposed here but taken by another process meanwhile is simply not
-        returned; each lost race means another process made progress, and the
-        round count is bounded by :data:`SETTLE_ROUNDS`.
+        A casual pool decides with :func:`game.lobby.pairing.pair_seeks`, a
+        rated one with :func:`game.lobby.pairing.pair_rated` at ``now_us``
+        (µs on the Redis clock of the seeks' ``since``; None: the Redis
+        server's clock at each read; tests pass a later time to see the
+        ranges widen).  Returns the pairings this call took (its caller
+        creates the games and tells the players) and how many seeks wait
+        afterwards.  A pairing proposed here but taken by another process
+        meanwhile is simply not returned; each lost race means another
+        process made progress, and the round count is bounded by
+        :data:`SETTLE_ROUNDS`.
         """
         taken: list[Pairing] = []
         waiting = None
+        rated = pool in POOLS and POOLS[pool].rated
         for _ in range(SETTLE_ROUNDS):
-            proposal = pair_seeks(await self.snapshot(pool), rng)
+            redis_now, seeks = await self.snapshot_at(pool)
+            at = redis_now if now_us is None else now_us
+            proposal = pair_rated(seeks, at, rng) if rated else pair_seeks(seeks, rng)
             if not proposal:
                 break
-            won, waiting = await self.claim(pool, proposal)
+            # The claim checks the ranges at the time the proposal was made: the Redis clock of the
+            # read (a later one only widens them), or the caller's.
+            won, waiting = await self.claim(pool, proposal, now_us=at)
             taken += won
             if len(won) == len(proposal):
                 break

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from django.utils.translation import gettext_lazy as _
 
 from game.i18n import lazy_text
-from game.lobby.pairing import DEFAULT_POOL, POOLS
+from game.lobby.pairing import DEFAULT_POOL, POOLS, rated_twin
 from game.round.protocol import Ping
 from game.sockets import ProtocolError, decode_frame
 
@@ -37,8 +37,11 @@ class SeekGame:
     """``{"type": "seek", "pool": "untimed", "name": "alice"}``: look for an opponent in a pool.
 
     ``pool`` is a pool id of :data:`game.lobby.pairing.POOLS` (``"untimed"`` when the
-    field is left out); ``name`` the display name to play under, or ``None``
-    to use the one the session remembers.
+    field is left out; ``"5+0-rated"`` for a rated pool, or ``"5+0"`` with the
+    optional field ``"rated": true``); ``name`` the display name to play under (blank: the
+    visitor's guest name, :func:`game.names.display_name`), or ``None`` to use
+    the one the session remembers (or the guest name without one).  A rated seek
+    plays under its account's username whatever ``name`` says.
     """
 
     pool: str
@@ -53,15 +56,37 @@ class CancelSeek:
 LobbyMessage = SeekGame | CancelSeek | Ping
 
 
+def _rated_or_not(pool: str, rated: object) -> str:
+    """The pool a seek's ``pool`` (a known id) and ``rated`` field (absent, true or false) name."""
+    if rated is None:
+        return pool
+    if not isinstance(rated, bool):
+        raise ProtocolError("bad_message", lazy_text(_("'%(field)s' must be true or false."), field="rated"))
+    if rated and not POOLS[pool].rated:
+        twin = rated_twin(pool)
+        if twin is None:
+            raise ProtocolError("unrated_pool", _("Untimed games are not rated: choose a time control for "
+                                                  "a rated game."))
+        return twin
+    if not rated and POOLS[pool].rated:
+        raise ProtocolError("bad_message", lazy_text(_("The pool '%(pool)s' is rated; leave out 'rated' or "
+                                                       "choose a casual pool."), pool=pool))
+    return pool
+
+
 def parse_lobby_message(data: dict) -> LobbyMessage:
     """Turn a decoded JSON object into a typed lobby message.
 
     Raises :class:`~game.sockets.ProtocolError`: ``unknown_type`` for a
-    missing or unknown ``type``, ``bad_message`` for a mistyped field,
-    ``unknown_pool`` for a pool id that is not one of :data:`game.lobby.pairing.POOLS`.
+    missing or unknown ``type``, ``bad_message`` for a mistyped field (``rated``
+    not a boolean, or false with a rated pool), ``unknown_pool`` for a pool id that
+    is not one of :data:`game.lobby.pairing.POOLS`, ``unrated_pool`` for ``rated``
+    true with a pool that has no rated twin (the untimed ones).
 
     >>> parse_lobby_message({"type": "seek", "name": "alice"})
     SeekGame(pool='untimed', name='alice')
+    >>> parse_lobby_message({"type": "seek", "pool": "5+0", "rated": True}).pool
+    '5+0-rated'
     >>> parse_lobby_message({"type": "cancel"})
     CancelSeek()
     """
@@ -74,6 +99,7 @@ def parse_lobby_message(data: dict) -> LobbyMessage:
             shown = pool if len(pool) <= 20 and pool.isprintable() else "?"
             raise ProtocolError("unknown_pool", lazy_text(_("There is no pool '%(pool)s'; choose one of: %(pools)s."),
                                                           pool=shown, pools=", ".join(POOLS)))
+        pool = _rated_or_not(pool, data.get("rated"))
         name = data.get("name")
         if name is not None:
             if not isinstance(name, str):

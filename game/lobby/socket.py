@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import random
 import time
@@ -43,12 +44,14 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from checkers_site.ops import logs, metrics
+from game.accounts import identity
+from game.accounts.identity import account_name, current_player, seat_name
 from game.i18n import language_of_scope, resolved
-from game.lobby import pools
-from game.lobby.pairing import POOLS, Pairing, Seek
+from game.lobby import pools, seekers
+from game.lobby.pairing import POOLS, RANGE_MAX, RANGE_START, RANGE_STEP, RANGE_STEP_S, Pairing, Seek
 from game.lobby.pools import MatchmakingUnavailable
 from game.lobby.protocol import CancelSeek, Ping, SeekGame, parse_lobby_message
-from game.names import clean_name
+from game.names import ACCOUNT_NAME_MESSAGE, NAME_MAX_CHARS, belongs_to_account
 from game.round import actions, admission
 from game.round.errors import ActionError
 from game.sockets import RATE_LIMITED, ProtocolError, RateLimited, decode_frame, in_background, in_db_thread
@@ -62,12 +65,20 @@ log = logging.getLogger(__name__)
 CLOSE_NO_SESSION = 4401
 #: Close code sent when the session or the client address holds its most lobby sockets.
 CLOSE_TOO_MANY_SOCKETS = 4429
+#: Close code sent to the lobby sockets of an account deleted meanwhile (from any browser), and to a
+#: socket seeking with a session whose log-in ended (logged out, password changed): the page
+#: reconnects with the browser's cookie as it is now, as a game page does.
+CLOSE_SESSION_ENDED = 4409
 #: Seconds between two renewals of this socket's entry in the socket counts (they live 60 s).
 ADMISSION_REFRESH_S = 20.0
 #: Seconds between two pushes of a pool's count by one process (changes in between are merged).
 COUNT_PUSH_DELAY_S = 0.25
 #: Seconds between pushes of the counts when nothing changes (seeks of dead processes expire silently).
 COUNT_REFRESH_S = 10.0
+
+#: How a rated seek's rating range widens, as the ``seeking`` answer tells the page: points at first,
+#: points more every ``step_s`` seconds of waiting, at most ``max`` (game.lobby.pairing.rating_range).
+RATING_RANGE = {"start": RANGE_START, "step": RANGE_STEP, "step_s": RANGE_STEP_S, "max": RANGE_MAX}
 
 #: Messages one lobby socket may send (each seek or cancel costs Redis calls); more are refused.
 RATE_LIMIT = "20/second;240/minute"
@@ -146,18 +157,67 @@ async def _tell(channel: str, message: dict) -> None:
         log.exception("lobby: could not send %s to %s", message.get("type"), channel)
 
 
+def _as_players_now(pairing: Pairing) -> Pairing:
+    """``pairing`` with each seek's player as it plays now: a guest who logged in to an account since
+    seeking (in another tab) is paired as the account, under its username, so the seat is theirs
+    when their page, signed in by then, opens the game (:func:`game.accounts.identity.current_player`)."""
+    from game.models import Account
+
+    seeks = []
+    for seek in pairing:
+        now = current_player(seek.player)
+        if now != seek.player:
+            account = Account.objects.select_related("user").filter(player_id=now).first()
+            if account is not None:
+                seek = dataclasses.replace(seek, player=now, name=account.user.get_username()[:NAME_MAX_CHARS])
+        seeks.append(seek)
+    return dataclasses.replace(pairing, black=seeks[0], white=seeks[1])
+
+
+def _seeks_without_account(pairing: Pairing) -> list[Seek]:
+    """The seeks of ``pairing`` whose player id is no account's (any more)."""
+    from game.models import Account
+
+    players = [seek.player for seek in pairing]
+    accounts = set(Account.objects.filter(player_id__in=players).values_list("player_id", flat=True))
+    return [seek for seek in pairing if seek.player not in accounts]
+
+
 async def start_paired_game(pairing: Pairing):
-    """Create the game of ``pairing`` (in its pool's time control) and send ``lobby.paired`` to each seek's channel.
+    """Create the game of ``pairing`` (in its pool's time control, with a random approved 3-move ballot in
+    a ballot pool, rated in a rated pool: :func:`game.round.actions.start_game` keeps both players'
+    current ratings on the game) and send ``lobby.paired`` to each seek's channel.
 
     Returns the game, or ``None`` when it could not be created (both seeks then
     get ``lobby.failed``; they were already taken out of the pool).
     """
+    pool = POOLS[pairing.black.pool]
+    pairing = await in_db_thread(_as_players_now)(pairing)
+    if pairing.black.player == pairing.white.player:  # one player's two seeks, from before a log-in
+        for seek in pairing:
+            await _tell(seek.channel, {"type": "lobby.failed", "seek": seek.id})
+        return None
     try:
         game = await in_db_thread(actions.start_game)(
             black=(pairing.black.player, pairing.black.name),
             white=(pairing.white.player, pairing.white.name),
-            time_control=POOLS[pairing.black.pool].time_control,
+            time_control=pool.time_control,
+            ballot="random" if pool.ballot else None,
+            rated=pool.rated,
         )
+    except ActionError as exc:
+        # A seat the rules of the game refuse now, most likely a rated seek whose account was
+        # deleted since: that seeker is told; the other one seeks again at once (``lobby.requeue``),
+        # so an honest player keeps waiting instead of failing.
+        stale = await in_db_thread(_seeks_without_account)(pairing) if pool.rated else list(pairing)
+        log.warning("lobby: the pairing of %s and %s refused (%s): %s", pairing.black.id, pairing.white.id,
+                    exc.code, ", ".join(seek.id for seek in stale) or "both")
+        for seek in pairing:
+            if seek in stale or not stale:
+                await _tell(seek.channel, {"type": "lobby.failed", "seek": seek.id})
+            else:
+                await _tell(seek.channel, {"type": "lobby.requeue", "seek": seek.id})
+        return None
     except Exception:  # both players must hear of it
         log.exception("lobby: could not create the game of %s and %s", pairing.black.id, pairing.white.id)
         for seek in pairing:
@@ -368,14 +428,42 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             await self.cancel_seek()
 
     async def start_seeking(self, message: SeekGame) -> None:
-        """Put this socket's seek into the pool, tell the player, then settle the pool."""
+        """Put this socket's seek into the pool, tell the player, then settle the pool.
+
+        A rated pool takes only a signed-in account (ActionError ``rated_needs_account``); its seek
+        is the account's, under its username, with its rating in the pool's category (a log-in
+        that no longer holds is a guest's there: ``rated_needs_account``).  A casual seek from a
+        socket of a signed-in session whose log-in ended since (logged out, password changed,
+        account deleted: :func:`game.accounts.identity.log_in_holds`) is told ``session_ended``
+        and the socket closed (:data:`CLOSE_SESSION_ENDED`): it seeks no more as the account."""
+        session = self.scope.get("session")
+        if (not POOLS[message.pool].rated and identity.signed_in(session)
+                and not await in_db_thread(identity.log_in_holds)(session)):
+            await self.send_json(error("session_ended", identity.SESSION_ENDED_MESSAGE))
+            await self.close(code=CLOSE_SESSION_ENDED)
+            return
         async with self.lock:
             if self.seek is not None:
                 raise ActionError("already_seeking", _("You are already looking for a game."))
-            name = clean_name(message.name if message.name is not None else self.session_name)
             assert self.player_id is not None  # receive() refuses a session without one
-            seek = Seek(id=uuid.uuid4().hex, player=self.player_id, name=name, pool=message.pool,
-                        channel=self.channel_name)
+            pool = POOLS[message.pool]
+            if pool.rated:
+                assert pool.category is not None  # only timed pools have rated twins
+                seeker = await in_db_thread(seekers.rated_seeker)(self.scope.get("session"), pool.category)
+                if seeker.player_id != self.player_id:  # a session older than its log-in's player id
+                    await self.join(player_group(seeker.player_id))
+                seek = Seek(id=uuid.uuid4().hex, player=seeker.player_id, name=seeker.name, pool=pool.id,
+                            channel=self.channel_name, rating=seeker.rating)
+            else:
+                # Signed in: the username. Else no name in the message: the one the session
+                # remembers; none typed: the guest name.
+                typed = message.name if message.name is not None else self.session_name
+                name = seat_name(self.scope.get("session"), typed, self.player_id)
+                if (typed and typed.split() and not account_name(self.scope.get("session"))
+                        and await in_db_thread(belongs_to_account)(name)):
+                    raise ActionError("name_taken", ACCOUNT_NAME_MESSAGE)
+                seek = Seek(id=uuid.uuid4().hex, player=self.player_id, name=name, pool=pool.id,
+                            channel=self.channel_name)
             mm = pools.from_settings()
             try:
                 seek, status = await mm.add(seek)
@@ -385,7 +473,11 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                     await mm.cancel(seek)
                 raise
             self.seek, self.cancelling = seek, False
-        await self.send_json({"type": "seeking", "pool": seek.pool, "waiting": status.waiting})
+        answer: dict = {"type": "seeking", "pool": seek.pool, "waiting": status.waiting}
+        if seek.rating is not None:  # a rated seek: its rating and how its range widens (pairing.rating_range)
+            answer["rating"] = seek.rating
+            answer["range"] = RATING_RANGE
+        await self.send_json(answer)
         request_count_push(seek.pool)
         request_settle(seek.pool)
 
@@ -407,8 +499,8 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
     async def send_counts(self) -> None:
         """Send this socket the number of seeks waiting in each pool (or ``matchmaking_unavailable``)."""
         try:
-            for pool in POOLS:
-                waiting = await pools.from_settings().waiting(pool)
+            counts = await pools.from_settings().counts(POOLS)
+            for pool, waiting in counts.items():
                 await self.send_json({"type": "pool", "pool": pool, "waiting": waiting})
         except MatchmakingUnavailable as exc:
             log.warning("lobby: matchmaking unavailable: %s", exc)
@@ -500,6 +592,43 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                               "reason": "paired_elsewhere", "game": message["game"], "url": message["url"]})
         request_count_push(seek.pool)
 
+    async def lobby_account_deleted(self, message):
+        """Group message ``lobby.account_deleted`` (:func:`game.accounts.deletion.withdraw_seeks`):
+        this socket's player was an account deleted meanwhile.  Its seek, if any, is taken out and
+        the page told ``cancelled`` with ``reason`` ``account_deleted``; then the socket closes
+        (:data:`CLOSE_SESSION_ENDED`), so that no seek is made again as the deleted player."""
+        async with self.lock:
+            seek, self.seek = self.seek, None
+            status = None
+            if seek is not None:
+                try:
+                    status = await pools.from_settings().cancel(seek)
+                except MatchmakingUnavailable as exc:  # it expires without its socket's refreshes
+                    log.warning("lobby: could not cancel seek %s of a deleted account: %s", seek.id, exc)
+        if seek is not None:
+            await self.send_json({"type": "cancelled", "pool": seek.pool,
+                                  "waiting": status.waiting if status is not None else 0,
+                                  "reason": "account_deleted"})
+            request_count_push(seek.pool)
+        await self.close(code=CLOSE_SESSION_ENDED)
+
+    async def lobby_requeue(self, message):
+        """Channel message ``lobby.requeue`` (``seek``): this socket's seek was paired with one that
+        could not play (an account deleted since); it goes back in its pool under a new id (the
+        old one is marked paired), and the page hears nothing of it."""
+        async with self.lock:
+            if self.seek is None or self.seek.id != message["seek"]:
+                return
+            try:
+                seek, _status = await pools.from_settings().add(dataclasses.replace(self.seek, id=uuid.uuid4().hex))
+            except MatchmakingUnavailable:
+                self.seek = None
+                await self.send_json(error("matchmaking_unavailable", UNAVAILABLE_MESSAGE))
+                return
+            self.seek = seek
+        request_count_push(seek.pool)
+        request_settle(seek.pool)
+
     async def lobby_failed(self, message):
         """Channel message ``lobby.failed``: the pairing was made but its game could not be created."""
         async with self.lock:
@@ -510,5 +639,9 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                                                        "created; please try again.")))
 
     async def lobby_count(self, message):
-        """Group message ``lobby.count`` (``pool``, ``waiting``): forward the pool's count."""
-        await self.send_json({"type": "pool", "pool": message["pool"], "waiting": message["waiting"]})
+        """Group message ``lobby.count`` (``pool``, ``waiting``): forward the pool's count (not to a
+        socket that closed meanwhile: the count was for everyone, and it is gone)."""
+        try:
+            await self.send_json({"type": "pool", "pool": message["pool"], "waiting": message["waiting"]})
+        except Exception as exc:  # noqa: BLE001 - a home page that closed as the count went out
+            log.debug("lobby: a pool count to a closing socket: %s", exc)

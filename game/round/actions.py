@@ -23,9 +23,10 @@ from django.utils.translation import gettext_lazy as _
 
 from game import rules
 from game.i18n import lazy_text
-from game.models import Game
+from game.models import Game, Move
 from game.names import clean_name
-from game.round import drawer, events, store
+from game.ratings import games as ratings
+from game.round import drawer, events, store, takebacks
 from game.round.clock import TimeControl, TimeControlError
 from game.round.errors import ActionError
 from game.round.progress import (
@@ -38,9 +39,10 @@ from game.round.progress import (
     seat_in_play,
     store_update,
 )
-from game.rules import Color
+from game.rules import Color, ballots
 
-#: A game may be aborted while fewer plies than this have been played (a side has not moved yet).
+#: A game may be aborted while the players have played fewer plies than this (a side has not moved
+#: yet); a 3-move ballot's plies are the site's, not theirs.
 ABORT_BEFORE_PLY = 2
 
 
@@ -52,63 +54,129 @@ def _control(text: str) -> TimeControl:
 
 
 def create_game(player_id: str, name: str, color: str, start_fen: str | None = None,
-                time_control: str = "untimed") -> Game:
+                time_control: str = "untimed", ballot: int | str | None = None, rated: bool = False) -> Game:
     """Create a game with the creator seated as ``color``: ``'B'``, ``'W'`` or ``'random'``.
 
     ``start_fen`` (PDN FEN) starts the game from another position;
     ``time_control`` is ``untimed``, ``M+S`` or ``1d``/``3d``/``7d``
-    (:class:`game.round.clock.TimeControl`).  Raises :class:`ActionError`:
-    ``bad_name``, ``no_session``, ``bad_color``, ``bad_fen``, ``bad_time_control``.
+    (:class:`game.round.clock.TimeControl`); ``ballot`` is None for the free start, ``"random"``
+    for an approved 3-move ballot drawn at random, or a ballot's number (1-174, an int or its
+    digits): the site plays its three plies at once, stored as the game's plies 1 to 3, and the
+    game waits for its opponent with White to move (docs/rules.md, "3-move ballots").  A
+    ``rated`` game (``docs/ratings.md``) needs the creator's account and a timed or
+    correspondence control, and from the start position; only an account may join it.  Raises
+    :class:`ActionError`: ``bad_name``, ``no_session``, ``bad_color``, ``bad_fen``,
+    ``bad_time_control``, ``bad_ballot``, ``barred_ballot``, ``unrated_control``,
+    ``sign_in_required``, ``rated_setup``; nothing is stored then.
     """
     name = clean_name(name)
     control = _control(time_control)
     if not player_id:
         raise ActionError("no_session", _("Your browser session has no player id."))
+    if rated:
+        ratings.check_rated(control, player_id)
+        if start_fen:
+            raise ActionError("rated_setup", _("A rated game starts from the start position, not from a set-up one."))
     if color == "random":
         color = random.choice("BW")
     if color not in ("B", "W"):
         raise ActionError("bad_color", _("Choose Black, White or random."))
+    opening = choose_ballot(ballot)
+    if opening is not None and start_fen:
+        raise ActionError("bad_ballot", _("A 3-move ballot starts from the start position, not from a set-up one."))
     try:
         position = rules.Position.from_fen(start_fen) if start_fen else rules.Position.initial()
     except rules.RulesError as exc:
         raise ActionError("bad_fen", str(exc)) from None
     game = Game(start_fen=position.fen(), fen=position.fen(), time_control=str(control),
-                black_ms=control.start_ms(), white_ms=control.start_ms())
+                black_ms=control.start_ms(), white_ms=control.start_ms(), rated=bool(rated))
     player_field, name_field = Game.seat_fields(Color(color))
     setattr(game, player_field, player_id)
     setattr(game, name_field, name)
-    game.save()
+    with transaction.atomic():
+        _open_with(game, opening)
     return game
 
 
 def start_game(black: tuple[str, str], white: tuple[str, str], time_control: str = "untimed",
-               now: datetime | None = None) -> Game:
-    """Create a game with both seats taken, ready to play: matchmaking pairs and rematches.
+               now: datetime | None = None, ballot: int | str | None = None, rated: bool = False) -> Game:
+    """Create a game with both seats taken, ready to play: matchmaking pairs, rematches and games
+    against the computer.
 
-    ``black`` and ``white`` are ``(player_id, display name)``; ``time_control``
-    as for :func:`create_game`; ``now`` the start of the first turn (default:
-    the current time).  Raises :class:`ActionError` ``bad_time_control``,
-    ``no_session``, ``bad_name``.
+    ``black`` and ``white`` are ``(player_id, display name)``; ``time_control`` and ``ballot``
+    as for :func:`create_game` (with a ballot, the first turn is White's, ply 4); ``now`` the
+    start of the first turn (default: the current time).  A ``rated`` game keeps both players'
+    ratings of its category (``docs/ratings.md``).  Raises :class:`ActionError`
+    ``bad_time_control``, ``no_session``, ``bad_name``, ``bad_ballot``, ``barred_ballot``, and
+    for a rated game ``unrated_control``, ``sign_in_required`` (both seats must be accounts');
+    nothing is stored then.
     """
     control = _control(time_control)
     (black_id, black_name), (white_id, white_name) = black, white
     if not black_id or not white_id:
         raise ActionError("no_session", _("Both players need a player id."))
+    if rated:
+        ratings.check_rated(control, black_id, white_id)
+    opening = choose_ballot(ballot)
     position = rules.Position.initial()
-    return Game.objects.create(
+    game = Game(
         start_fen=position.fen(), fen=position.fen(), status=Game.Status.ACTIVE,
         time_control=str(control), black_ms=control.start_ms(), white_ms=control.start_ms(),
         turn_started_at=now or timezone.now(),
         black_player=black_id, black_name=clean_name(black_name),
-        white_player=white_id, white_name=clean_name(white_name),
+        white_player=white_id, white_name=clean_name(white_name), rated=bool(rated),
+        **(ratings.start_fields(black_id, white_id, str(control)) if rated else {}),
     )
+    with transaction.atomic():
+        _open_with(game, opening)
+    return game
+
+
+def choose_ballot(choice: int | str | None) -> ballots.Ballot | None:
+    """The 3-move ballot a new game opens with (:func:`game.rules.ballots.choose`: None or
+    ``"free"`` for the free start, ``"random"``, or a number).  Raises :class:`ActionError`
+    ``bad_ballot`` (no such number, or not a number) or ``barred_ballot``."""
+    try:
+        return ballots.choose(choice)
+    except ballots.BallotError as exc:
+        if exc.code == "barred":
+            chosen = ballots.ballot(int(str(choice).strip()))
+            raise ActionError("barred_ballot", lazy_text(
+                _("Ballot %(number)s (%(moves)s) is barred: it is not played. Choose another number "
+                  "or a random ballot."), number=chosen.number, moves=chosen.text)) from None
+        if exc.code == "unknown":
+            raise ActionError("bad_ballot", lazy_text(
+                _("There is no ballot %(number)s: the 3-move ballots are numbered 1 to %(count)s."),
+                number=str(choice).strip()[:8], count=len(ballots.BALLOTS))) from None
+        raise ActionError("bad_ballot", lazy_text(_("Give the ballot's number, from 1 to %(count)s."),
+                                                  count=len(ballots.BALLOTS))) from None
+
+
+def _open_with(game: Game, opening: ballots.Ballot | None) -> None:
+    """Save the new ``game`` (inside the caller's transaction) and, for a ballot, its three plies
+    as moves 1 to 3: the position after them, ``ply`` 3 and the ballot's number."""
+    if opening is None:
+        game.save()
+        return
+    record = rules.Game()
+    rows = []
+    for ply, text in enumerate(opening.moves, start=1):
+        move = record.play(text)
+        rows.append(Move(game=game, ply=ply, notation=str(move), fen_after=record.position.fen()))
+    game.fen = record.position.fen()
+    game.ply = record.ply
+    game.no_progress = record.no_progress_plies
+    game.ballot = opening.number
+    game.save()
+    Move.objects.bulk_create(rows)
 
 
 def join_game(game_id: str, player_id: str, name: str) -> Progress:
     """Seat ``player_id`` in the free seat of a waiting game; the game then starts.
 
-    Joining a game one already sits in changes nothing (no events).  Raises
-    :class:`ActionError`: ``bad_name``, ``no_session``, ``no_such_game``, ``seats_taken``.
+    Joining a game one already sits in changes nothing (no events).  Only an account may join
+    a rated game.  Raises :class:`ActionError`: ``bad_name``, ``no_session``, ``no_such_game``,
+    ``seats_taken``, ``sign_in_required``.
     """
     name = clean_name(name)
     if not player_id:
@@ -119,6 +187,8 @@ def join_game(game_id: str, player_id: str, name: str) -> Progress:
             return Progress(game)
         if game.status != Game.Status.WAITING:
             raise ActionError("seats_taken", _("Both seats are taken; you are watching this game."))
+        if game.rated:
+            ratings.check_rated(game.control, player_id)
         free = Color.BLACK if not game.black_player else Color.WHITE
         player_field, name_field = Game.seat_fields(free)
         store.bump(game, status=Game.Status.ACTIVE, turn_started_at=timezone.now(),
@@ -144,7 +214,8 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int,
     to move ran out of time is not played: the game ends on time instead and
     the ``update`` event ``flagged`` (or ``aborted``, for a live game's first
     move not made in time) is returned.  A pending draw offer of the opponent
-    is declined.
+    is declined, and so is a pending takeback proposal of the opponent (one's
+    own is withdrawn: :func:`game.round.takebacks.after_move`).
 
     Raises :class:`ActionError`: ``no_such_game``, ``not_seated``,
     ``not_started``, ``game_over``, ``bad_version``, ``stale``,
@@ -184,6 +255,7 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int,
                        **clock_fields(clock.after_move(arrived_at))}
             if game.draw_offer_by not in (None, seat):
                 changes.update(drawer.declined(game, ply))
+            changes.update(takebacks.after_move(game, seat, ply))
             if record.outcome is not None:
                 changes.update(finished(record.outcome))
             store.bump(game, **changes)
@@ -243,7 +315,8 @@ def resign(game_id: str, player_id: str | None, now: datetime | None = None) -> 
 
 
 def abort(game_id: str, player_id: str | None, now: datetime | None = None) -> Progress:
-    """Abort a game in which a side has not yet made its first move (or nobody has joined yet).
+    """Abort a game in which a side has not yet made its first move (or nobody has joined yet);
+    the plies of a 3-move ballot are not the players' moves.
 
     The game is marked aborted, neither won nor lost.  ``now`` (default the current time): see
     :func:`game.round.progress.act` for the clocks.  Raises :class:`ActionError`:
@@ -254,7 +327,7 @@ def abort(game_id: str, player_id: str | None, now: datetime | None = None) -> P
             raise ActionError("not_seated", _("Only the seated players can abort; you are watching."))
         if game.is_over:
             raise ActionError("game_over", _("The game is over."))
-        if game.ply >= ABORT_BEFORE_PLY:
+        if game.ply - ballots.opening_plies(game.ballot) >= ABORT_BEFORE_PLY:
             raise ActionError("too_late", _("Both sides have moved; the game can no longer be aborted."))
         return Change("aborted", finished(rules.Outcome(rules.Termination.ABORTED, None)))
 

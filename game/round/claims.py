@@ -3,9 +3,10 @@ enough may claim the win or call the game a draw."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from checkers_site.ops import metrics
@@ -13,8 +14,8 @@ from game import rules
 from game.computer.seat import is_computer
 from game.i18n import lazy_text
 from game.models import Game
-from game.round import presence
-from game.round.clock import claim_after_s
+from game.round import outages, presence
+from game.round.clock import claim_after_s, paused_ms
 from game.round.errors import ActionError
 from game.round.progress import Change, Progress, act, finished, seat_in_play
 from game.rules import Color
@@ -24,7 +25,8 @@ def claim(game_id: str, player_id: str | None, draw: bool, now: datetime | None 
     """The opponent of a player to move who left claims the win (or, ``draw``, calls it a draw).
 
     Allowed when the player to move has had no page of the game open for
-    :func:`game.round.clock.claim_after_s` seconds (:func:`game.round.presence.offline_s`).
+    :func:`game.round.clock.claim_after_s` seconds (:func:`game.round.presence.offline_s`),
+    not counting the times during which game events could not be delivered (:func:`away_s`).
     ``now`` (default the current time): see :func:`game.round.progress.act` for the clocks.
     Raises :class:`ActionError`: ``no_such_game``, ``not_seated``, ``not_started``,
     ``game_over``, ``not_claimable`` (correspondence, your own turn, or the computer's),
@@ -47,6 +49,7 @@ def claim(game_id: str, player_id: str | None, draw: bool, now: datetime | None 
         except presence.PresenceUnavailable:
             raise ActionError("presence_unavailable",
                               _("Cannot tell whether your opponent is connected; try again.")) from None
+        away = away_s(away)
         if away < limit:
             left = max(1, round(limit - away))
             raise ActionError("opponent_present", lazy_text(_("Your opponent can still come back: "
@@ -64,6 +67,18 @@ def claim(game_id: str, player_id: str | None, draw: bool, now: datetime | None 
         raise
     metrics.claim_outcome("claimed_draw" if draw else "claimed_win")
     return progress
+
+
+def away_s(offline_s: float, now: datetime | None = None) -> float:
+    """The seconds of an absence of ``offline_s`` seconds up to ``now`` (default the current time)
+    that count towards a claim: all but those during which game events could not be delivered
+    (:mod:`game.round.outages`): a page that heard nothing may have been closed, or shut out,
+    by the outage itself."""
+    if offline_s <= 0:
+        return 0.0
+    now = now or timezone.now()
+    left_at = now - timedelta(seconds=offline_s)
+    return max(0.0, offline_s - paused_ms(outages.pauses(), left_at, now) / 1000)
 
 
 def claim_win(game_id: str, player_id: str | None, now: datetime | None = None) -> Progress:

@@ -20,11 +20,13 @@ and the events (:mod:`game.round.events`) once per state.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, TypedDict
 
 from game.rules import Color, Outcome, Termination
+from game.rules.ballots import opening_plies
 
 #: Seconds a side has for its first move in a live timed game before the game is aborted.
 FIRST_MOVE_S = 30
@@ -139,6 +141,35 @@ def elapsed_ms(since: datetime | None, now: datetime) -> int:
     return max(0, int((now - since).total_seconds() * 1000))
 
 
+#: A time during which game events could not be delivered (``docs/protocol.md``, "Outages"):
+#: ``(start, end)``, ``end`` None while it lasts.
+Pause = tuple[datetime, datetime | None]
+
+
+def paused_ms(pauses: Iterable[Pause], since: datetime | None, now: datetime) -> int:
+    """Whole ms from ``since`` to ``now`` that fall in any of ``pauses`` (overlapping pauses count
+    once; a pause still lasting, ``end`` None, runs to ``now``); 0 when ``since`` is None.
+
+    >>> from datetime import timedelta, timezone
+    >>> t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> s = lambda a, b=None: (t0 + timedelta(seconds=a), b if b is None else t0 + timedelta(seconds=b))
+    >>> paused_ms([s(5, 10), s(8, 12), s(20)], t0, t0 + timedelta(seconds=25))
+    12000
+    >>> paused_ms([s(-5, 3)], t0, t0 + timedelta(seconds=2))
+    2000
+    """
+    if since is None or now <= since:
+        return 0
+    spans = sorted((max(start, since), min(end or now, now)) for start, end in pauses)
+    total, reach = 0.0, since
+    for start, end in spans:
+        start = max(start, reach)
+        if end > start:
+            total += (end - start).total_seconds()
+            reach = end
+    return int(total * 1000)
+
+
 def runs(control: TimeControl, ply: int) -> bool:
     """Whether the side to move at ``ply`` is charged for its time (not a live game's first move of a side)."""
     if control.days:
@@ -198,6 +229,7 @@ class StoredClocks(Protocol):
     ply: int
     fen: str
     status: str
+    ballot: int | None
 
 
 @dataclass(frozen=True)
@@ -215,6 +247,8 @@ class Expiry:
 class Clock:
     """The clocks of one game as stored: each side's time (ms) at the start of the current turn,
     the side to move, the ply and when the turn started.  ``active``: the game is in play.
+    ``pauses``: times during which the game's events could not be delivered, charged to nobody
+    (neither on the clock nor for a live game's first move).
 
     >>> from datetime import timedelta, timezone
     >>> t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -232,12 +266,18 @@ class Clock:
     ply: int
     started_at: datetime | None
     active: bool
+    #: Times during which the game's events could not be delivered: charged to nobody.
+    pauses: tuple[Pause, ...] = ()
 
     @classmethod
-    def of(cls, game: StoredClocks) -> Clock:
-        """The clock of a stored game."""
+    def of(cls, game: StoredClocks, pauses: tuple[Pause, ...] = ()) -> Clock:
+        """The clock of a stored game; ``pauses`` (:data:`Pause`) are not charged.  Its ``ply``
+        counts the players' own plies: a 3-move ballot's three plies, played by the site, are
+        not theirs, so White's first own move (ply 4 of the game) is a side's first move
+        (docs/rules.md, "3-move ballots")."""
         return cls(TimeControl.parse(game.time_control), game.black_ms, game.white_ms,
-                   Color(game.fen[0]), game.ply, game.turn_started_at, game.status == "active")
+                   Color(game.fen[0]), game.ply - opening_plies(game.ballot), game.turn_started_at,
+                   game.status == "active", pauses)
 
     def stored_ms(self, side: Color) -> int:
         """``side``'s time at the start of the turn, ms (0 in an untimed game)."""
@@ -245,8 +285,12 @@ class Clock:
         return ms or 0
 
     def spent_ms(self, now: datetime) -> int:
-        """Whole ms of the current turn up to ``now``."""
-        return elapsed_ms(self.started_at, now)
+        """Whole ms of the current turn up to ``now`` that are charged: all of them but those in
+        :attr:`pauses` (an outage of the game's events, ``docs/protocol.md``)."""
+        spent = elapsed_ms(self.started_at, now)
+        if self.pauses and spent:
+            spent -= paused_ms(self.pauses, self.started_at, now)
+        return max(0, spent)
 
     @property
     def running(self) -> Color | None:

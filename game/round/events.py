@@ -18,14 +18,19 @@ seat of the side to move; everyone else gets the same event without it.
     {"id": str, "status": "waiting"|"active"|"finished"|"aborted",
      "fen": str (PDN FEN), "turn": "B"|"W", "ply": int,
      "legal": [str, ...]  (full notation; only while the game is active, and only to the side to move),
+     "rated": bool (the game changes both players' ratings when it finishes),
      "seats": {"B": {"name": str|None}, "W": {"name": str|None}}  (plus "computer": level 1-5
-              in the seat the computer holds),
+              in the seat the computer holds; in a rated game once both seats are taken,
+              "rating": int (points when it started) and "provisional": bool, and "diff": int
+              (the points its end gave or took) once it finished),
      "result": "1-0"|"0-1"|"1/2-1/2"|"*", "termination": str|None, "winner": "B"|"W"|None,
      "reason": str|None  (human text, e.g. "White has no legal move"),
      "no_progress": int (plies since the last capture or man move),
      "draw_offer": "B"|"W"|None (the seat with a pending draw offer),
      "draw_allowed_at": {"B": int, "W": int} (the ply from which each seat may offer a draw),
      "rematch_offer": "B"|"W"|None, "next_game": str|None (the rematch's id once agreed),
+     "takeback_offer": "B"|"W"|None (the seat proposing to take back its last move),
+     "takeback_allowed_at": {"B": int, "W": int} (the ply from which each seat may propose again),
      "clock": :class:`game.round.clock.ClockState` (None when untimed),
      "claim_after_s": int|None (seconds the player to move must be away before the opponent may
                       claim the win or a draw; None in correspondence games)}
@@ -45,6 +50,7 @@ from django.utils import timezone
 from game import rules
 from game.computer.seat import seat_info
 from game.models import Game
+from game.ratings.games import seat_ratings
 from game.round.clock import claim_after_s
 from game.rules import Color
 
@@ -101,6 +107,7 @@ def state(game: Game, record: rules.Game, now: datetime | None = None) -> dict[s
     the game is active (see the module docstring); ``record`` is its rebuilt rules record.
     :class:`GameEvent` leaves ``legal`` out of every copy but the side to move's."""
     outcome = outcome_of(game)
+    black_rating, white_rating = seat_ratings(game)
     legal = ({"legal": [str(m) for m in record.position.legal_moves()]}
              if game.status == Game.Status.ACTIVE else {})
     return {
@@ -110,9 +117,12 @@ def state(game: Game, record: rules.Game, now: datetime | None = None) -> dict[s
         "turn": record.position.turn.value,
         "ply": game.ply,
         **legal,
+        "rated": game.rated,
         "seats": {
-            "B": {"name": game.black_name or None, **seat_info(game.black_player)},
-            "W": {"name": game.white_name or None, **seat_info(game.white_player)},
+            "B": {"name": game.black_name or None, **seat_info(game.black_player), **_deleted(game.black_player),
+                  **black_rating},
+            "W": {"name": game.white_name or None, **seat_info(game.white_player), **_deleted(game.white_player),
+                  **white_rating},
         },
         "result": game.result,
         "termination": game.termination or None,
@@ -123,6 +133,8 @@ def state(game: Game, record: rules.Game, now: datetime | None = None) -> dict[s
         "draw_allowed_at": {"B": game.black_draw_ply, "W": game.white_draw_ply},
         "rematch_offer": game.rematch_offer or None,
         "next_game": game.next_game_id,
+        "takeback_offer": game.takeback_offer or None,
+        "takeback_allowed_at": {"B": game.black_takeback_ply, "W": game.white_takeback_ply},
         "clock": game.clock.state(now or timezone.now()),
         "claim_after_s": claim_after_s(game.control, settings.CLAIM_AFTER_LIVE_S,
                                        settings.CLAIM_AFTER_UNTIMED_S),
@@ -210,7 +222,7 @@ class SeatsEvent(GameEvent):
 #: The names of ``update`` events: what happened besides a move.
 UPDATES = ("draw_offered", "draw_declined", "draw_accepted", "resigned", "aborted",
            "rematch_offered", "rematch_declined", "rematch_started", "flagged", "claimed_win",
-           "claimed_draw")
+           "claimed_draw", "takeback_offered", "takeback_declined")
 
 
 @dataclass(frozen=True)
@@ -228,6 +240,16 @@ class UpdateEvent(GameEvent):
 
 
 @dataclass(frozen=True)
+class TakebackEvent(GameEvent):
+    """``takeback``: the last ``plies`` plies (1 or 2) were taken back at the proposal of seat
+    ``by``; ``state`` is the position before them (``state.ply`` plies remain)."""
+
+    type: ClassVar[str] = "takeback"
+    by: str = "B"
+    plies: int = 1
+
+
+@dataclass(frozen=True)
 class Snapshot(Event):
     """``snapshot``: everything one viewer needs, ``you`` its seat (None for a spectator).  Sent to
     one socket; ``legal`` only when ``you`` is the side to move."""
@@ -239,9 +261,16 @@ class Snapshot(Event):
     moves: list[str] = field(default_factory=list)
     fens: list[str] = field(default_factory=list)
     you: str | None = None
+    #: The last lines of each chat room the viewer may read (:func:`game.round.chat.history`).
+    chat: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: The viewer's own conditional moves in a correspondence game (:mod:`game.correspondence.forecasts`:
+    #: lines of full-notation moves, ``[]`` when none); None (left out) for spectators and other games.
+    forecast: list[list[str]] | None = None
 
     def payload(self) -> dict[str, Any]:
         payload = super().payload()
+        if self.forecast is None:
+            del payload["forecast"]
         if self.you != self.state["turn"] or self.state["status"] != "active":
             return _without_legal(payload)
         return payload
@@ -256,6 +285,40 @@ class AudienceEvent(Event):
     spectators: int
     online: dict[str, bool]
     game_v: int | None
+
+
+@dataclass(frozen=True)
+class ChatEvent(Event):
+    """``chat`` (unversioned): one line of a chat room, to that room's readers ``to`` only
+    (:mod:`game.round.chat`).  ``line`` is ``{"id", "room", "seat", "name", "text"}``."""
+
+    type: ClassVar[str] = "chat"
+    line: dict[str, Any]
+    to: Audience = SEATS
+
+    def payload(self) -> dict[str, Any]:
+        return {"type": self.type, "line": self.line}
+
+    def deliveries(self) -> list[tuple[Audience, dict[str, Any]]]:
+        return [(self.to, self.payload())]
+
+
+@dataclass(frozen=True)
+class ForecastEvent(Event):
+    """``forecast`` (unversioned): the conditional moves seat ``to`` holds now (``lines``, ``[]``
+    when none; :mod:`game.correspondence.forecasts`), from the position after ply ``ply``.  To that
+    seat's sockets only: nobody else, the opponent least of all, sees a forecast."""
+
+    type: ClassVar[str] = "forecast"
+    lines: list[list[str]]
+    ply: int
+    to: Color = Color.BLACK
+
+    def payload(self) -> dict[str, Any]:
+        return {"type": self.type, "lines": [list(line) for line in self.lines], "ply": self.ply}
+
+    def deliveries(self) -> list[tuple[Audience, dict[str, Any]]]:
+        return [(seat(self.to), self.payload())]
 
 
 def move_event(game: Game, record: rules.Game, move: rules.Move) -> MoveEvent:
@@ -275,41 +338,74 @@ def update_event(game: Game, record: rules.Game, what: str, by: Color | None) ->
                        by=by.value if by else None)
 
 
+def takeback_event(game: Game, record: rules.Game, by: Color, plies: int) -> TakebackEvent:
+    """The ``takeback`` event after ``plies`` plies of ``game`` were taken back at ``by``'s proposal;
+    ``record`` is the rules' record of the moves that remain."""
+    return TakebackEvent(v=game.version, state=state(game, record), by=by.value, plies=plies)
+
+
 def snapshot(game: Game, record: rules.Game, moves: list[str], fens: list[str],
-             you: Color | None) -> Snapshot:
-    """The ``snapshot`` for one viewer (``you``: its seat, None for a spectator)."""
+             you: Color | None, chat: dict[str, list[dict[str, Any]]] | None = None,
+             forecast: list[list[str]] | None = None) -> Snapshot:
+    """The ``snapshot`` for one viewer (``you``: its seat, None for a spectator), with the last
+    ``chat`` lines of the rooms it may read (``{room: [line, ...]}``, oldest first) and, for a
+    seat in a correspondence game, its own ``forecast`` (lines of moves; None leaves it out)."""
     return Snapshot(v=game.version, state=state(game, record), start_fen=game.start_fen,
-                    moves=list(moves), fens=list(fens), you=you.value if you else None)
+                    moves=list(moves), fens=list(fens), you=you.value if you else None,
+                    chat=dict(chat or {}), forecast=forecast)
 
 
 # --- Schemas and encoding -----------------------------------------------------------------------
+
+#: One seat of a state: its name, the computer's level, a rated game's ratings.
+SEAT_SCHEMA: dict[str, Any] = {"name": (str, None), "computer?": int, "deleted?": bool, "rating?": int,
+                               "provisional?": bool, "diff?": int}
+
+
+def _deleted(player: str | None) -> dict:
+    """``{"deleted": True}`` for a seat a deleted account held (docs/protocol.md, ``seats``), else ``{}``."""
+    from game.accounts.deletion import DELETED_PREFIX  # the accounts room imports this one
+
+    return {"deleted": True} if player and player.startswith(DELETED_PREFIX) else {}
 
 #: A field's type: a Python type, a tuple of them (any of), a dict (an object with exactly those
 #: fields), a list of one spec (a list of such values), or a string of allowed values ``"a|b"``.
 STATE_SCHEMA: dict[str, Any] = {
     "id": str, "status": "waiting|active|finished|aborted", "fen": str, "turn": "B|W", "ply": int,
     "legal?": [str],
-    "seats": {"B": {"name": (str, None), "computer?": int}, "W": {"name": (str, None), "computer?": int}},
+    "rated": bool,
+    "seats": {"B": SEAT_SCHEMA, "W": SEAT_SCHEMA},
     "result": "1-0|0-1|1/2-1/2|*", "termination": (str, None), "winner": ("B|W", None),
     "reason": (str, None), "no_progress": int, "draw_offer": ("B|W", None),
     "draw_allowed_at": {"B": int, "W": int}, "rematch_offer": ("B|W", None),
     "next_game": (str, None),
+    "takeback_offer": ("B|W", None), "takeback_allowed_at": {"B": int, "W": int},
     "clock": ({"control": str, "label": str, "B": int, "W": int, "running": ("B|W", None),
                "first_move_ms": (int, None)}, None),
     "claim_after_s": (int, None),
 }
 
+#: One chat line (:func:`game.round.chat.line_payload`).
+CHAT_LINE_SCHEMA: dict[str, Any] = {"id": int, "room": "players|spectators", "seat": ("B|W", None),
+                                    "name": str, "text": str}
+
 #: Every message the game socket sends, by ``type``: its fields (``name?``: may be left out).
 SCHEMAS: dict[str, dict[str, Any]] = {
     "snapshot": {"v": int, "state": STATE_SCHEMA, "start_fen": str, "moves": [str], "fens": [str],
-                 "you": ("B|W", None)},
+                 "you": ("B|W", None),
+                 "chat": {"players?": [CHAT_LINE_SCHEMA], "spectators?": [CHAT_LINE_SCHEMA]},
+                 "forecast?": [[str]]},
+    "forecast": {"lines": [[str]], "ply": int},
+    "chat": {"line": CHAT_LINE_SCHEMA},
     "move": {"v": int, "ply": int, "move": str, "state": STATE_SCHEMA},
     "seats": {"v": int, "state": STATE_SCHEMA},
     "update": {"v": int, "what": "|".join(UPDATES), "by": ("B|W", None), "state": STATE_SCHEMA},
+    "takeback": {"v": int, "by": "B|W", "plies": int, "state": STATE_SCHEMA},
     "audience": {"spectators": int, "online": {"B": bool, "W": bool}, "game_v": (int, None)},
     "error": {"code": str, "message": str, "candidates?": [str]},
     "pong": {},
     "synced": {"v": int},
+    "link": {"up": bool},
 }
 
 

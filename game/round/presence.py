@@ -3,8 +3,10 @@
 Each open game socket is a member of the sorted set ``<prefix>:viewers:<game id>``,
 named ``<role>:<channel name>`` (role ``B``, ``W`` or ``S`` for a spectator) and
 scored with the time (Unix seconds) at which it expires.  A socket refreshes its
-entry whenever the browser pings (every 20 s) and removes it when it closes; the
-entry of a socket whose server process died expires after :data:`VIEWER_TTL_S`.
+entry on the browser's pings (at most every 15 s; the page pings every 3 s) and removes
+it when it closes, or when the page has been silent for 10 s (a network gone without a
+close frame: ``game.round.socket.SILENT_AFTER_S``); the entry of a socket whose server
+process died expires after :data:`VIEWER_TTL_S`.
 Every Daphne process shares the counts through Redis.
 
 Presence is a convenience: when Redis fails, the functions log and return
@@ -31,6 +33,7 @@ from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from checkers_site import redis_cluster
 from checkers_site.ops import metrics
 
 log = logging.getLogger(__name__)
@@ -46,23 +49,26 @@ EPOCH = "epoch"
 PRESENCE_MAX_CONNECTIONS = 200
 
 _async_clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_sync_client: redis.Redis | None = None
+_sync_client: Any = None  # redis.Redis or redis.cluster.RedisCluster
 
 
 def _key(game_id: str) -> str:
-    return f"{settings.REDIS_PREFIX}:viewers:{game_id}"
+    """Sorted set: ``<role>:<socket>`` -> Unix seconds at which the entry expires.  The game id is
+    the key's hash tag, so a game's two keys share one slot of a Redis Cluster (``leave`` changes
+    both in one transaction)."""
+    return f"{settings.REDIS_PREFIX}:viewers:{{{game_id}}}"
 
 
 def _seen_key(game_id: str) -> str:
     """Hash: seat -> Unix seconds at which a socket of that seat was last known to be open."""
-    return f"{settings.REDIS_PREFIX}:seen:{game_id}"
+    return f"{settings.REDIS_PREFIX}:seen:{{{game_id}}}"
 
 
 class PresenceUnavailable(Exception):
     """Redis could not be asked who is connected."""
 
 
-def _client() -> redis.asyncio.Redis:
+def _client() -> Any:
     """The client of the running event loop (a server has one loop; each test has its own)."""
     loop = asyncio.get_running_loop()
     client = _async_clients.get(loop)
@@ -71,10 +77,9 @@ def _client() -> redis.asyncio.Redis:
         # instead of failing beyond the pool's size.
         # After a Redis restart a pooled connection fails its next command once: retried at once
         # on a new connection (every presence command is safe to run twice).
-        pool = redis.asyncio.BlockingConnectionPool.from_url(
-            settings.REDIS_URL, max_connections=PRESENCE_MAX_CONNECTIONS, timeout=2,
-            socket_timeout=2, socket_connect_timeout=2, retry=AsyncRetry(NoBackoff(), 1))
-        client = _async_clients[loop] = redis.asyncio.Redis(connection_pool=pool)
+        client = _async_clients[loop] = redis_cluster.site_async_client(
+            PRESENCE_MAX_CONNECTIONS, socket_timeout=2, socket_connect_timeout=2,
+            retry=AsyncRetry(NoBackoff(), 1))
     return client
 
 
@@ -89,7 +94,7 @@ EMPTY = {"spectators": 0, "online": {"B": False, "W": False}}
 async def refresh(game_id: str, channel_name: str, role: str) -> None:
     """Add or refresh one socket (``role`` ``'B'``, ``'W'`` or ``'S'``) and, for a player, the
     time its seat was last seen, without reading the audience back: one round trip with no
-    transaction, for sockets connecting and pinging (every 20 s each).  Logs when Redis fails."""
+    transaction, for sockets connecting and pinging (every 15 s each).  Logs when Redis fails."""
     now = time.time()
     try:
         pipe = _client().pipeline(transaction=False)
@@ -101,7 +106,7 @@ async def refresh(game_id: str, channel_name: str, role: str) -> None:
         pipe.hsetnx(_seen_key(game_id), EPOCH, now)
         pipe.expire(_seen_key(game_id), SEEN_TTL_S)
         await pipe.execute()
-    except (redis.RedisError, OSError) as exc:
+    except redis_cluster.ERRORS as exc:
         metrics.presence_failures.labels("refresh").inc()
         log.warning("presence unavailable: %s", exc)
 
@@ -111,7 +116,7 @@ async def audience(game_id: str) -> dict:
     :data:`EMPTY` when Redis fails."""
     try:
         members = await _client().zrangebyscore(_key(game_id), time.time(), "+inf")
-    except (redis.RedisError, OSError) as exc:
+    except redis_cluster.ERRORS as exc:
         metrics.presence_failures.labels("audience").inc()
         log.warning("presence unavailable: %s", exc)
         return EMPTY
@@ -129,18 +134,21 @@ async def leave(game_id: str, channel_name: str, role: str) -> dict:
         pipe.zrem(_key(game_id), f"{role}:{channel_name}")
         pipe.zrangebyscore(_key(game_id), time.time(), "+inf")
         members = (await pipe.execute())[-1]
-    except (redis.RedisError, OSError) as exc:
+    except redis_cluster.ERRORS as exc:
         metrics.presence_failures.labels("leave").inc()
         log.warning("presence unavailable: %s", exc)
         return EMPTY
     return _counts(members)
 
 
-def _sync() -> redis.Redis:
+def _sync() -> Any:
     global _sync_client
     if _sync_client is None:
-        _sync_client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2,
-                                            socket_connect_timeout=2, retry=Retry(NoBackoff(), 1))
+        try:
+            _sync_client = redis_cluster.site_sync_client(socket_timeout=2, socket_connect_timeout=2,
+                                                          retry=Retry(NoBackoff(), 1))
+        except redis_cluster.ERRORS as exc:
+            raise redis.ConnectionError(str(exc)) from exc
     return _sync_client
 
 
@@ -163,7 +171,7 @@ def offline_s(game_id: str, seat: str, since: float) -> float:
         pipe.zrangebyscore(_key(game_id), now, "+inf")
         pipe.hmget(_seen_key(game_id), [seat, EPOCH])
         members, (seen, epoch) = pipe.execute()
-    except (redis.RedisError, OSError, ValueError) as exc:  # ValueError: a socket closed under redis-py
+    except redis_cluster.ERRORS_OR_VALUE as exc:  # ValueError: a socket closed under redis-py
         metrics.presence_failures.labels("offline").inc()
         raise PresenceUnavailable(str(exc)) from None
     if epoch is None or _counts(members)["online"][seat]:
@@ -186,7 +194,7 @@ def sweep(dry_run: bool = False) -> int:
                 removed += int(client.zcount(key, "-inf", now))
             else:
                 removed += int(client.zremrangebyscore(key, "-inf", now))
-    except (redis.RedisError, OSError) as exc:
+    except redis_cluster.ERRORS as exc:
         raise PresenceUnavailable(str(exc)) from None
     return removed
 
@@ -201,7 +209,7 @@ def spectator_counts(game_ids: list[str]) -> dict[str, int]:
         for game_id in game_ids:
             pipe.zrangebyscore(_key(game_id), now, "+inf")
         results = pipe.execute()
-    except (redis.RedisError, OSError, ValueError) as exc:  # ValueError: a socket closed under redis-py
+    except redis_cluster.ERRORS_OR_VALUE as exc:  # ValueError: a socket closed under redis-py
         log.warning("presence unavailable: %s", exc)
         return dict.fromkeys(game_ids, 0)
     return {game_id: _counts(members)["spectators"] for game_id, members in zip(game_ids, results, strict=True)}

@@ -21,7 +21,9 @@ __all__ = [
     "ACTIONS",
     "MAX_FRAME_BYTES",
     "Action",
+    "Chat",
     "ClientMessage",
+    "ForecastLines",
     "ClockCheck",
     "Ping",
     "PlayMove",
@@ -70,17 +72,41 @@ class ClockCheck:
 
 #: Field-less game actions a seated player may send.
 ACTIONS = ("draw_offer", "draw_accept", "draw_decline", "resign", "abort",
-           "rematch_offer", "rematch_accept", "rematch_decline", "claim_win", "claim_draw")
+           "rematch_offer", "rematch_accept", "rematch_decline", "claim_win", "claim_draw",
+           "takeback_propose", "takeback_accept", "takeback_decline")
 
 
 @dataclass(frozen=True)
 class Action:
-    """``{"type": <one of ACTIONS>}``: a draw offer or answer, resignation, abort or rematch step."""
+    """``{"type": <one of ACTIONS>}``: a draw offer or answer, resignation, abort, rematch step,
+    claim or takeback step."""
 
     name: str
 
 
-ClientMessage = PlayMove | Sync | Ping | ClockCheck | Action
+#: The chat rooms of a game (:mod:`game.round.chat`).
+CHAT_ROOMS = ("players", "spectators")
+
+
+@dataclass(frozen=True)
+class Chat:
+    """``{"type": "chat", "room": "players", "text": "Good luck!"}``: write a line in a chat room
+    (``players`` or ``spectators``); the text is checked by :func:`game.round.chat.clean_text`."""
+
+    room: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ForecastLines:
+    """``{"type": "forecast", "lines": [["22-18", "15x22"], ...]}``: store one's conditional moves in
+    a correspondence game (each line a list of move texts, the opponent's next move first; ``[]``
+    clears them), checked by :func:`game.correspondence.forecasts.save`."""
+
+    lines: list[list[str]]
+
+
+ClientMessage = PlayMove | Sync | Ping | ClockCheck | Action | Chat | ForecastLines
 
 
 def _int_field(data: dict[str, Any], name: str) -> int:
@@ -100,6 +126,19 @@ def _str_field(data: dict[str, Any], name: str, max_chars: int) -> str:
         raise ProtocolError("bad_message", lazy_text(_("'%(field)s' is longer than %(max)s characters."),
                                                      field=name, max=max_chars))
     return value
+
+
+def _lines_field(data: dict[str, Any]) -> list[list[str]]:
+    lines = data.get("lines")
+    if not isinstance(lines, list) or not all(isinstance(line, list) for line in lines):
+        raise ProtocolError("bad_message", _("'lines' must be a list of lists of moves."))
+    for line in lines:
+        for move in line:
+            if not isinstance(move, str) or len(move) > MAX_MOVE_CHARS:
+                raise ProtocolError("bad_message", lazy_text(
+                    _("Each move in 'lines' must be a string of at most %(max)s characters."),
+                    max=MAX_MOVE_CHARS))
+    return [list(line) for line in lines]
 
 
 def parse_client_message(data: dict[str, Any]) -> ClientMessage:
@@ -122,5 +161,12 @@ def parse_client_message(data: dict[str, Any]) -> ClientMessage:
         return ClockCheck()
     if kind in ACTIONS:
         return Action(kind)
+    if kind == "chat":
+        room = data.get("room")
+        if room not in CHAT_ROOMS:
+            raise ProtocolError("bad_message", _("'room' must be 'players' or 'spectators'."))
+        return Chat(room=room, text=_str_field(data, "text", MAX_FRAME_BYTES))
+    if kind == "forecast":
+        return ForecastLines(lines=_lines_field(data))
     shown = kind if isinstance(kind, str) and len(kind) <= 20 else "?"
     raise ProtocolError("unknown_type", lazy_text(_("Unknown message type '%(type)s'."), type=shown))

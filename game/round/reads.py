@@ -10,16 +10,19 @@ from django.db.models import Q
 from django.utils import timezone
 
 from game import rules
+from game.computer import seat as computer_seat
 from game.computer.seat import PREFIX as COMPUTER_PREFIX
+from game.correspondence import forecasts
 from game.models import Game
-from game.round import events, presence, store
+from game.round import chat, events, presence, store
 from game.round.clock import CORRESPONDENCE, TimeControl
 from game.round.errors import no_such_game
-from game.rules import Color
+from game.rules import Color, ballots
 
 
 def snapshot(game_id: str, player_id: str | None) -> events.Snapshot:
-    """The ``snapshot`` for one viewer: the game's state, its move list, and the viewer's seat.
+    """The ``snapshot`` for one viewer: the game's state, its move list, the viewer's seat and
+    the last lines of the chat rooms the viewer reads (:func:`game.round.chat.history`).
 
     Raises :class:`ActionError` ``no_such_game``.
     """
@@ -28,8 +31,10 @@ def snapshot(game_id: str, player_id: str | None) -> events.Snapshot:
     except Game.DoesNotExist:
         raise no_such_game() from None
     rows = list(game.move_set.filter(ply__lte=game.ply).order_by("ply").values_list("notation", "fen_after"))
+    you = game.seat_of(player_id)
     return events.snapshot(game, store.current_record(game, rows), [notation for notation, _ in rows],
-                           [fen for _, fen in rows], you=game.seat_of(player_id))
+                           [fen for _, fen in rows], you=you, chat=chat.history(game, you),
+                           forecast=forecasts.lines_for(game, player_id))
 
 
 def seat_of(game_id: str, player_id: str | None) -> Color | None:
@@ -52,9 +57,19 @@ def version(game_id: str) -> int | None:
     return Game.objects.filter(pk=game_id).values_list("version", flat=True).first()
 
 
+def seats_and_version(game_id: str) -> tuple[str | None, str | None, int] | None:
+    """``(black player id, white player id, version)`` of a game (a seat's id is None or empty
+    while free), or None when there is no such game: for :mod:`game.round.snapshots`, which keeps
+    snapshots by seat."""
+    row = Game.objects.filter(pk=game_id).values_list("black_player", "white_player", "version").first()
+    return (row[0], row[1], row[2]) if row is not None else None
+
+
 def game_pdn(game_id: str, site: str) -> str:
     """The PDN text of a game (PDN 3.0; tags Event, Site, Date, Black, White, Result, GameType 21,
-    FEN when it did not start from the initial position, TimeControl when timed).
+    FEN when it did not start from the initial position, TimeControl when timed, Ballot when it
+    opened with a 3-move ballot; a rated game's Event is "Rated game", with BlackElo/WhiteElo,
+    the ratings at its start, and BlackRatingDiff/WhiteRatingDiff once it finished: ``+8``).
 
     Raises :class:`ActionError` ``no_such_game``.
     """
@@ -62,7 +77,14 @@ def game_pdn(game_id: str, site: str) -> str:
         game = Game.objects.get(pk=game_id)
     except Game.DoesNotExist:
         raise no_such_game() from None
-    record = store.game_record(game)
+    return pdn_of(game, site)
+
+
+def pdn_of(game: Game, site: str, moves: list[str] | None = None) -> str:
+    """The PDN text of a loaded ``game`` (the tags of :func:`game_pdn`); ``moves`` are its stored
+    moves' notations, ply 1 first, when the caller read them (else one query reads them): for
+    files of many games, whose moves are read in batches."""
+    record = store.game_record(game, moves)
     tags = {
         "Event": "Casual game",
         "Site": site,
@@ -73,6 +95,16 @@ def game_pdn(game_id: str, site: str) -> str:
     }
     if game.control.timed:
         tags["TimeControl"] = game.control.pdn()
+    if game.ballot is not None:   # docs/rules.md, "PDN": the opening's plies lead the move text
+        tags["Ballot"] = ballots.ballot(game.ballot).pdn_tag()
+    if game.rated:   # as lichess's PGN: the ratings at the start, then what the end changed
+        tags["Event"] = "Rated game"
+        for side, rating, diff in (("Black", game.black_rating, game.black_rating_diff),
+                                   ("White", game.white_rating, game.white_rating_diff)):
+            if rating is not None:
+                tags[f"{side}Elo"] = str(rating)
+            if diff is not None:
+                tags[f"{side}RatingDiff"] = f"{diff:+d}"
     return rules.game_to_pdn(record, tags)
 
 
@@ -93,7 +125,8 @@ def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, A
     ``limit`` of the games it read were out of time), then the clocks are checked in Python.
 
     Returns ``[{"id": str, "black": str, "white": str, "ply": int, "spectators": int,
-    "control": str, "label": str}]`` (the time control, as text and in words);
+    "control": str, "label": str, "black_computer": int | None, "white_computer": int | None}]``
+    (the time control, as text and in words; the computer's level for a seat it holds, else None);
     spectator counts come from :mod:`game.round.presence` (0 when Redis is unreachable).
     """
     now = now or timezone.now()
@@ -103,7 +136,8 @@ def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, A
         days = TimeControl.parse(text).days or 0
         recent |= Q(time_control=text, updated_at__gte=now - timedelta(days=days))
     rows = (Game.objects.filter(recent, status=Game.Status.ACTIVE).order_by("-updated_at")
-            .only("id", "black_name", "white_name", "ply", "time_control", "status", "fen",
+            .only("id", "black_name", "white_name", "black_player", "white_player", "ply",
+                  "time_control", "status", "fen",
                   "black_ms", "white_ms", "turn_started_at", "updated_at"))
     games: list[Game] = []
     start, batch = 0, 2 * limit
@@ -118,7 +152,9 @@ def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, A
     controls = {g.time_control: TimeControl.parse(g.time_control) for g in games}
     return [{"id": g.id, "black": g.black_name, "white": g.white_name, "ply": g.ply,
              "spectators": counts.get(g.id, 0), "control": g.time_control,
-             "label": controls[g.time_control].label()} for g in games]
+             "label": controls[g.time_control].label(),
+             "black_computer": computer_seat.level_of(g.black_player),
+             "white_computer": computer_seat.level_of(g.white_player)} for g in games]
 
 
 def playing_against_a_person(player_id: str | None) -> bool:

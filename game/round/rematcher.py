@@ -7,6 +7,7 @@ from datetime import datetime
 
 from django.utils.translation import gettext_lazy as _
 
+from game.accounts.deletion import is_deleted
 from game.models import Game
 from game.round.actions import start_game
 from game.round.errors import ActionError
@@ -20,7 +21,8 @@ def offer_rematch(game_id: str, player_id: str | None, now: datetime | None = No
     The rematch has the colours swapped; ``state.next_game`` carries its id.  ``now`` is taken
     for the actions' common signature; a finished game has no clock to charge.
     Raises :class:`ActionError`: ``no_such_game``, ``not_seated``,
-    ``not_over`` (the game goes on, or nobody joined it), ``offer_pending``, ``rematch_started``.
+    ``not_over`` (the game goes on, or nobody joined it), ``opponent_deleted`` (the other seat's
+    account was deleted), ``offer_pending``, ``rematch_started``.
     """
     def decide(game: Game, seat: Color | None) -> Change:
         if seat is None:
@@ -31,13 +33,17 @@ def offer_rematch(game_id: str, player_id: str | None, now: datetime | None = No
             raise ActionError("rematch_started", _("The rematch has started already."))
         if not game.black_player or not game.white_player:
             raise ActionError("not_over", _("Nobody joined this game; create a new one instead."))
+        if is_deleted(game.black_player) or is_deleted(game.white_player):
+            raise ActionError("opponent_deleted", _("Your opponent deleted their account: there is no "
+                                                    "rematch with them."))
         if game.rematch_offer_by is seat:
             raise ActionError("offer_pending", _("Your rematch proposal is still pending."))
         if game.rematch_offer_by is None:
             return Change("rematch_offered", {"rematch_offer": seat.value})
         rematch = start_game(black=(game.white_player, game.white_name),
                              white=(game.black_player, game.black_name),
-                             time_control=game.time_control)
+                             time_control=game.time_control, ballot=game.ballot,  # the same ballot, colours reversed
+                             rated=game.rated)
         return Change("rematch_started", {"rematch_offer": "", "next_game": rematch})
 
     return act(game_id, player_id, decide, now)

@@ -11,6 +11,7 @@ any refusal is answered with an ``error`` to this socket only.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import time
@@ -27,16 +28,34 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from checkers_site.ops import logs, metrics
+from game.accounts import identity
 from game.computer import player as computer_player
 from game.computer.seat import has_computer
+from game.correspondence import forecasts
 from game.i18n import language_of_scope, resolved
-from game.round import actions, admission, claims, drawer, events, fanout, presence, reads, rematcher, turns
+from game.round import (
+    actions,
+    admission,
+    chat,
+    claims,
+    drawer,
+    events,
+    fanout,
+    presence,
+    reads,
+    rematcher,
+    snapshots,
+    takebacks,
+    turns,
+)
 from game.round.errors import ActionError
 from game.round.progress import Progress
 from game.round.protocol import (
     Action,
+    Chat,
     ClientMessage,
     ClockCheck,
+    ForecastLines,
     Ping,
     PlayMove,
     ProtocolError,
@@ -61,6 +80,9 @@ ACTIONS: dict[str, Callable[[str, str | None, datetime | None], Progress]] = {
     "rematch_decline": rematcher.decline_rematch,
     "claim_win": claims.claim_win,
     "claim_draw": claims.claim_draw,
+    "takeback_propose": takebacks.propose,
+    "takeback_accept": takebacks.accept,
+    "takeback_decline": takebacks.decline,
 }
 
 #: Close code sent when the game in the URL does not exist.
@@ -70,6 +92,28 @@ CLOSE_UNAVAILABLE = 4503
 #: Close code sent when the session or the client address already holds as many game sockets as it
 #: may (``GAME_SOCKETS_PER_SESSION``, ``GAME_SOCKETS_PER_ADDRESS``): close another tab first.
 CLOSE_TOO_MANY_SOCKETS = 4429
+#: Close code sent to a socket the page has sent nothing on for :data:`SILENT_AFTER_S` (a network
+#: gone without a close frame; the page pings every 3 s): it has left the game's presence already.
+CLOSE_SILENT = 4408
+#: Close code sent to a seat's socket whose session no longer holds the seat: it was handed to the
+#: browser's account at a log-in in another tab (game.round.handover), or its account was deleted;
+#: and to a socket whose session's log-in ended (log-out, password changed: ``session_ended``).
+#: The page reconnects with the browser's cookie as it is now, and so as the seat, or a spectator.
+CLOSE_SEAT_MOVED = 4409
+#: The error code of an action refused because the socket's session's log-in ended.
+SESSION_ENDED = "session_ended"
+#: Seconds without a frame from the page after which its socket counts as gone.
+SILENT_AFTER_S = 10.0
+
+#: How an encoded ``seats`` event begins (:func:`game.round.events.encode`, compact JSON, type first).
+SEATS_PREFIX = '{"type":"seats"'
+#: Seconds between two refreshes of a socket's presence and admission entries by its pings (the
+#: entries live 60 s; the page pings every 3 s to be heard, not to refresh them).
+PING_REFRESH_EVERY_S = 15.0
+#: A socket with more than this many messages refused for a rate limit within KICK_WINDOW_S
+#: seconds is closed with CLOSE_TOO_MANY_SOCKETS: a flood, not a page (pages send a few a second).
+KICK_AFTER_REFUSED = 50
+KICK_WINDOW_S = 10.0
 #: A ``clock_check`` this many seconds before the server's own deadline is honoured (the page's
 #: countdown may run a little ahead).
 CLOCK_CHECK_LEAD_S = 1.0
@@ -109,6 +153,12 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     limit: RateLimited | None = None
     #: The limit shared by every socket of this session in the process (None: no session, or no limit).
     session_limit: SocketRateLimit | None = None
+    #: The limit shared by every socket of this client address in the process (None: no limit).
+    address_limit: SocketRateLimit | None = None
+    #: When this socket's recently refused messages came (monotonic s; None: none yet).
+    refused: collections.deque[float] | None = None
+    kicked = False
+    address: str | None = None
     #: This socket's entry in the per-session and per-address counts (None: not counted).
     ticket: admission.Ticket | None = None
     role = "S"
@@ -119,8 +169,18 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     joined = False
     entered = False
     entering: asyncio.Task[None] | None = None
+    #: When the page last sent a frame, and when its pings last refreshed the socket's entries
+    #: (time.monotonic()); the task that closes the socket once the page has been silent too long.
+    heard = 0.0
+    refreshed = 0.0
+    watchdog: asyncio.Task[None] | None = None
+    #: The socket was found silent and has left the game's presence (SILENT_AFTER_S).
+    silent = False
     #: The language of the socket's human texts (game.i18n.language_of_scope), read at connect.
     language: str | None = None
+    _speaker: chat.Speaker | None = None
+    #: The socket's session is signed in to an account: its log-in is checked before each action.
+    signed_in = False
 
     async def connect(self) -> None:
         self.game_id = self.scope["url_route"]["kwargs"]["game_id"]
@@ -129,6 +189,11 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         self.channel_name = uuid.uuid4().hex
         session = self.scope.get("session")
         self.player_id = session.get("player_id") if session is not None else None
+        if identity.signed_in(session):
+            # A cookie whose log-in ended (logged out, password changed) only watches.
+            self.signed_in = await in_db_thread(identity.log_in_holds)(session)
+            if not self.signed_in:
+                self.player_id = None
         self.snapshot_lock = asyncio.Lock()
         client = self.scope.get("client")
         self.ticket, over = await admission.admit(self.channel_name, self.player_id,
@@ -139,14 +204,17 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self.accept()  # then closed: a page seeing 4429 gives up instead of reconnecting
             await self.close(code=CLOSE_TOO_MANY_SOCKETS, reason=f"{over} limit {limit} reached")
             return
-        if self.player_id and settings.GAME_SESSION_RATE_LIMIT:
+        if self.player_id:
             self.session_limit = admission.session_rates.enter(self.player_id, self)
+        self.address = client[0] if client else None
+        if self.address:
+            self.address_limit = admission.address_rates.enter(self.address, self)
         async with self.holding_events():
             try:
                 # Joined first: every event committed after the snapshot is read reaches this socket.
                 await fanout.hub().join(self.game_id, self)
                 self.joined = True
-                snapshot = await in_db_thread(reads.snapshot)(self.game_id, self.player_id)
+                snapshot = await fanout.hub().snapshots.copy(self.game_id, self.player_id)
             except (ActionError, fanout.Unavailable, DatabaseError) as exc:
                 if isinstance(exc, DatabaseError):
                     log.error("database unavailable for game %s: %s", self.game_id, exc)
@@ -165,12 +233,17 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             self.entered = True
             metrics.game_sockets.inc()
             await self.accept()
-            await self.send_event(snapshot)
+            await self.send_copy(snapshot)
         # In the background: a burst of sockets connecting must not hold up their first moves.
         self.entering = in_background(presence.refresh(self.game_id, self.channel_name, self.role))
+        self.heard = self.refreshed = time.monotonic()
+        self.watchdog = asyncio.get_running_loop().create_task(self.watch_silence())
         self.announce()
         if self.computer:
             computer_player.wake(self.game_id)  # resumes the computer's turn after a restart or reconnect
+        if self.role in ("B", "W") and forecasts.may_answer(snapshot.state):
+            # A forecast reply that a server lost between the opponent's move and its reply.
+            in_background(self.answer_forecast())
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         """Run the handler of ``message``, without the ``aclose_old_connections()`` that channels
@@ -187,8 +260,12 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         log.debug("game socket closed")  # with its game, seat and close code (checkers_site/ops/logs.py)
         if self.timer:
             self.timer.cancel()
+        if self.watchdog is not None and self.watchdog is not asyncio.current_task():
+            self.watchdog.cancel()
         if self.session_limit is not None and self.player_id:
             admission.session_rates.leave(self.player_id, self)
+        if self.address_limit is not None and self.address:
+            admission.address_rates.leave(self.address, self)
         if self.ticket is not None:
             in_background(admission.release(self.ticket))
         if self.joined:
@@ -197,8 +274,30 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             metrics.game_sockets.dec()
             if self.entering is not None and not self.entering.done():
                 await asyncio.wait([self.entering])  # the entry is written before it is removed
+            if not self.silent:  # a silent socket has left already, when it fell silent
+                await presence.leave(self.game_id, self.channel_name, self.role)
+                self.announce()
+
+    async def watch_silence(self) -> None:
+        """Close this socket once the page has sent nothing for :data:`SILENT_AFTER_S` seconds.
+
+        A network that drops without a close frame (a laptop closed, a tunnel) leaves the socket
+        open here for minutes; a page pings every 3 s, so silence this long means it is gone. The
+        socket leaves the game's presence at once (the opponent's page sees the player away within
+        a second, :data:`AUDIENCE_EVERY_S`) and is closed with :data:`CLOSE_SILENT`; the page,
+        once its network is back, connects again and gets a snapshot.
+        """
+        while (left := self.heard + SILENT_AFTER_S - time.monotonic()) > 0:
+            await asyncio.sleep(left)
+        log.info("game socket silent for %.0f s: closed", SILENT_AFTER_S)
+        self.silent = True
+        try:
+            if self.entering is not None and not self.entering.done():
+                await asyncio.wait([self.entering])
             await presence.leave(self.game_id, self.channel_name, self.role)
             self.announce()
+        finally:
+            await self.close(code=CLOSE_SILENT)
 
     def announce(self) -> None:
         """Soon tell every socket of the game who is watching (``{"type": "audience", ...}``,
@@ -214,6 +313,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         # A player is charged up to the moment the frame arrived, not the moment the server got
         # round to it (a busy game row, a crowded event loop): docs/protocol.md, "Clocks".
         arrived, arrived_mono = timezone.now(), time.monotonic()
+        self.heard = arrived_mono
         if not await self.within_rate_limit():
             return
         try:
@@ -234,6 +334,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self.send_message(exc.as_event())
             if exc.code in ("stale", "bad_version"):
                 await self.send_snapshot()
+            elif exc.code == SESSION_ENDED:
+                await self.close(code=CLOSE_SEAT_MOVED, reason="session ended")
         except DatabaseError as exc:
             if isinstance(message, PlayMove):
                 metrics.move_refused("unavailable")
@@ -246,35 +348,75 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
                 computer_player.wake(self.game_id)  # the computer's reply, off the event loop
 
     async def within_rate_limit(self) -> bool:
-        """Count one message of this socket and of its session (``GAME_SOCKET_RATE_LIMIT``,
-        ``GAME_SESSION_RATE_LIMIT``, the latter shared by the session's sockets in this process);
-        False (after telling this socket's client, at most once a second) when over either."""
+        """Count one message of this socket, of its session and of its client address
+        (``GAME_SOCKET_RATE_LIMIT``, ``GAME_SESSION_RATE_LIMIT``, ``GAME_ADDRESS_RATE_LIMIT``, the
+        last two shared by the session's, and the address's, sockets in this process); False
+        (after telling this socket's client, at most once a second) when over any of them.  A
+        message refused by one limit is not counted by the next ones."""
         if self.limit is None:
             self.limit = RateLimited(settings.GAME_SOCKET_RATE_LIMIT)
         now = time.monotonic()
         allowed, notify = self.limit.allow(now)
-        if allowed and self.session_limit is not None and not self.session_limit.hit(now):
-            allowed, notify = False, self.limit.notices.hit(now)
+        for shared in (self.session_limit, self.address_limit):
+            if allowed and shared is not None and not shared.hit(now):
+                allowed, notify = False, self.limit.notices.hit(now)
+        if self.kicked:
+            return False
+        if not allowed and self.flooding(now):
+            # No page sends like this: close it (4429, the page gives up) instead of reading on.
+            self.kicked = True
+            await self.close(code=CLOSE_TOO_MANY_SOCKETS, reason=f"over the message rate {KICK_AFTER_REFUSED} "
+                                                                 f"times in {KICK_WINDOW_S:.0f} s")
+            return False
         if notify:
-            await self.send_message(RATE_LIMITED)
+            try:
+                await self.send_message(RATE_LIMITED)
+            except Exception as exc:  # noqa: BLE001 - the flooding client went away meanwhile
+                log.debug("could not send rate_limited to a closing socket: %s", exc)
         return allowed
+
+    def flooding(self, now: float) -> bool:
+        """Count one refused message (``now``: monotonic s); True when this socket has had more
+        than :data:`KICK_AFTER_REFUSED` refused in the last :data:`KICK_WINDOW_S` seconds."""
+        if self.refused is None:
+            self.refused = collections.deque()
+        self.refused.append(now)
+        while self.refused[0] <= now - KICK_WINDOW_S:
+            self.refused.popleft()
+        return len(self.refused) > KICK_AFTER_REFUSED
 
     async def handle(self, message: ClientMessage, arrived: datetime | None = None) -> None:
         """Carry out one parsed client message that arrived at ``arrived`` (default: now).
         Raises :class:`ActionError`, ``DatabaseError``."""
-        if self.role == "S" and isinstance(message, (PlayMove, Action)):
+        if self.signed_in and isinstance(message, (PlayMove, Action, ForecastLines, Chat)):
+            await self.check_log_in()
+        if self.role == "S" and isinstance(message, (PlayMove, Action, ForecastLines)):
             await self.check_seated(message)
         if isinstance(message, Ping):
-            # In the background: a slow Redis must not hold up this socket's next move.
-            in_background(presence.refresh(self.game_id, self.channel_name, self.role))
-            if self.ticket is not None:
-                in_background(admission.refresh(self.ticket))
-            await self.send_message({"type": "pong"})
+            # In the background: a slow Redis must not hold up this socket's next move. The entries
+            # are refreshed every PING_REFRESH_EVERY_S, not on every ping (3 s, to be heard).
+            now = time.monotonic()
+            if now - self.refreshed >= PING_REFRESH_EVERY_S and not self.silent:
+                self.refreshed = now
+                in_background(presence.refresh(self.game_id, self.channel_name, self.role))
+                if self.ticket is not None:
+                    in_background(admission.refresh(self.ticket))
+            try:
+                await self.send_message({"type": "pong"})
+            except Exception as exc:  # noqa: BLE001 - the socket closed meanwhile: nothing to answer
+                log.debug("could not answer a ping on a closing socket: %s", exc)
         elif isinstance(message, Sync):
             await self.sync(message.v)
         elif isinstance(message, PlayMove):
             progress = await turns.run(self.game_id, actions.play_move, self.player_id, message.move,
                                        message.v, arrived_at=arrived)
+            await self.publish(progress)
+            if progress.events and progress.game.control.days:
+                # The opponent's forecast may answer this move: its reply is an ordinary move, played
+                # and published after this one (game.correspondence.forecasts).
+                await self.answer_forecast()
+        elif isinstance(message, ForecastLines):
+            progress = await turns.run(self.game_id, forecasts.save, self.player_id, message.lines, arrived)
             await self.publish(progress)
         elif isinstance(message, ClockCheck):
             if self.deadline is not None and time.monotonic() >= self.deadline - CLOCK_CHECK_LEAD_S:
@@ -282,16 +424,47 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         elif isinstance(message, Action):
             progress = await turns.run(self.game_id, ACTIONS[message.name], self.player_id, arrived)
             await self.publish(progress)
+        elif isinstance(message, Chat):
+            # No turn of the game's actions and no row lock: a line does not change the game.
+            progress = await in_db_thread(chat.say)(self.game_id, self.speaker(), message.room, message.text)
+            await self.publish(progress)
+
+    async def answer_forecast(self) -> None:
+        """Play the forecast reply the last move calls for, if one is pending
+        (:func:`game.correspondence.forecasts.reply`), and publish it."""
+        try:
+            await self.publish(await turns.run(self.game_id, forecasts.reply))
+        except (ActionError, DatabaseError) as exc:
+            log.warning("could not play the forecast reply in %s: %s", self.game_id, exc)
+
+    def speaker(self) -> chat.Speaker:
+        """This socket's voice in the game's chat (its own line rate), made on its first line."""
+        if self._speaker is None:
+            session = self.scope.get("session")
+            self._speaker = chat.Speaker(self.player_id, session.get("name") if session is not None else None,
+                                         self.language)
+        return self._speaker
 
     async def sync(self, v: int | None) -> None:
-        """Answer ``sync``: ``synced`` when the page already has the game's version ``v`` (one
-        indexed read of the version, no moves read), else a snapshot."""
-        if v is not None and await in_db_thread(reads.version)(self.game_id) == v:
+        """Answer ``sync``: ``synced`` when the page already has the game's version ``v``, else a
+        snapshot; both from this process's snapshots of the game while fresh
+        (:mod:`game.round.snapshots`: a sync that finds nothing changed reads nothing)."""
+        if v is not None and await fanout.hub().snapshots.version(self.game_id) == v:
             await self.send_message({"type": "synced", "v": v})
             return
         await self.send_snapshot()
 
-    async def check_seated(self, message: PlayMove | Action) -> None:
+    async def check_log_in(self) -> None:
+        """Before an action of a signed-in session's socket: refuse it ``session_ended`` when the
+        session's log-in no longer holds (:func:`game.accounts.identity.log_in_holds`: logged out,
+        password changed, account deleted, from any browser and any server process); the socket
+        is then closed with :data:`CLOSE_SEAT_MOVED`.  Raises :class:`ActionError`."""
+        if not await in_db_thread(identity.log_in_holds)(self.scope.get("session")):
+            self.signed_in = False
+            self.player_id = None
+            raise ActionError(SESSION_ENDED, identity.SESSION_ENDED_MESSAGE)
+
+    async def check_seated(self, message: PlayMove | Action | ForecastLines) -> None:
         """A spectator's socket asks to move or act: refuse it ``not_seated`` before any action
         takes the game's row lock (a crowd of spectators would otherwise queue on it), unless
         the viewer took a seat since the socket opened (then this socket plays for that seat)."""
@@ -317,7 +490,12 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         snapshot.  Raises what :func:`game.round.reads.snapshot` raises.
         """
         async with self.holding_events():
-            await self.send_event(await in_db_thread(reads.snapshot)(self.game_id, self.player_id))
+            await self.send_copy(await fanout.hub().snapshots.copy(self.game_id, self.player_id, self.role))
+
+    async def send_copy(self, snapshot: snapshots.Copy) -> None:
+        """Send a snapshot already encoded for this socket and follow the clock of its state."""
+        await self.send(text_data=snapshot.text)
+        self.follow_clock(events.follow_of(snapshot.state))
 
     @contextlib.asynccontextmanager
     async def holding_events(self) -> AsyncIterator[None]:
@@ -356,6 +534,35 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             return
         if follow is not None:
             self.follow_clock(follow)
+        if self.role == "S" and self.player_id and text.startswith(SEATS_PREFIX):
+            in_background(self.reseat())
+        elif self.role in ("B", "W") and text.startswith(SEATS_PREFIX):
+            in_background(self.check_seat())
+
+    async def check_seat(self) -> None:
+        """The seats changed while this socket is a seat's: if its session no longer holds that
+        seat (handed over, :mod:`game.round.handover`), it is closed with :data:`CLOSE_SEAT_MOVED`
+        and the page reconnects with the browser's current cookie."""
+        seat = await in_db_thread(reads.seat_of)(self.game_id, self.player_id)
+        if seat is None or seat.value != self.role:
+            await self.close(code=CLOSE_SEAT_MOVED, reason="seat moved")
+
+    async def reseat(self) -> None:
+        """A seat was taken while this socket watches: if it was taken by this socket's own
+        viewer (another tab of the same browser joined), this socket becomes that seat's socket
+        at once (its copy of every event, the players' chat, the legal moves, its presence as
+        the player) and is sent a snapshot for the seat."""
+        seat = await in_db_thread(reads.seat_of)(self.game_id, self.player_id)
+        if seat is None or self.role != "S":
+            return
+        if self.entered and not self.silent:
+            await presence.leave(self.game_id, self.channel_name, self.role)
+        self.role = seat.value
+        logs.bind(seat=self.role)
+        if self.entered and not self.silent:
+            await presence.refresh(self.game_id, self.channel_name, self.role)
+            self.announce()
+        await self._resync()
 
     def resync(self) -> None:
         """The hub may have missed events (:meth:`game.round.fanout.Member.resync`): send a
@@ -363,7 +570,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         also have lost this socket's presence (a restart): it is written again at once, not at
         the page's next ping."""
         in_background(self._resync())
-        if self.entered:
+        if self.entered and not self.silent:
             in_background(presence.refresh(self.game_id, self.channel_name, self.role))
 
     async def _resync(self) -> None:
@@ -417,5 +624,10 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self.check_clock()
 
     async def check_clock(self) -> None:
-        """Ask the server's clock whether the side to move has run out; publish the end if so."""
-        await self.publish(await turns.run(self.game_id, actions.check_clock))
+        """Ask the server's clock whether the side to move has run out; publish the end if so.
+        If not (an outage of the game events was not charged), follow the clock as it is now."""
+        progress = await turns.run(self.game_id, actions.check_clock)
+        await self.publish(progress)
+        if not progress.events and self.role in ("B", "W"):
+            game = progress.game
+            self.follow_clock({"clock": game.clock.state(timezone.now()), "status": game.status})

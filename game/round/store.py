@@ -27,6 +27,7 @@ from django.utils.translation import gettext_lazy as _
 
 from game import rules
 from game.models import Game, Move
+from game.ratings import games as ratings
 from game.round.errors import ActionError, no_such_game
 
 P = ParamSpec("P")
@@ -181,6 +182,22 @@ def insert_move(game: Game, ply: int, notation: str, fen_after: str) -> None:
         cursor.execute(sql.insert_move, params)
 
 
+def delete_moves(game: Game, from_ply: int) -> int:
+    """Delete the stored plies ``from_ply`` onwards of ``game`` (a takeback: one ``DELETE``);
+    returns how many were deleted.  Must run in the transaction holding the game's row lock
+    (:func:`load_for_update`), so that nothing is inserted meanwhile.  Raises ValueError for a
+    ``from_ply`` below 1."""
+    if from_ply < 1:
+        raise ValueError(f"plies are numbered from 1, not {from_ply}")
+    deleted, _ = Move.objects.filter(game_id=game.pk, ply__gte=from_ply).delete()
+    return deleted
+
+
+def move_rows(game: Game, up_to_ply: int) -> list[tuple[str, str]]:
+    """The stored ``(notation, fen_after)`` of plies 1 to ``up_to_ply`` of ``game``, ply 1 first."""
+    return list(game.move_set.filter(ply__lte=up_to_ply).order_by("ply").values_list("notation", "fen_after"))
+
+
 def bump(game: Game, **changes: Any) -> None:
     """Store ``changes`` and advance the version, only if nobody else wrote since ``game`` was loaded.
 
@@ -189,9 +206,17 @@ def bump(game: Game, **changes: Any) -> None:
     ``UPDATE ... WHERE id = %s AND version = %s``.  Raises :class:`ActionError` ``stale`` when
     that updates no row.  ``game`` then holds the stored values (set here, not read back: the
     row is ours until commit).
+
+    The game's start and end are seen here, wherever they are decided: when a waiting game
+    becomes active, a rated one keeps its players' ratings (:func:`game.ratings.games.start_fields`);
+    when a game ends, ``finished_at`` is set, and a finished rated game's ratings are updated in
+    this transaction, its diffs stored with its end (:func:`game.ratings.games.settle`).
     """
     changes["version"] = game.version + 1
     changes["updated_at"] = timezone.now()
+    status = changes.get("status")
+    if status is not None and status != game.status:
+        _starts_or_ends(game, status, changes)
     conn, sql = _connection()
     qn = conn.ops.quote_name
     meta = Game._meta
@@ -219,6 +244,17 @@ def bump(game: Game, **changes: Any) -> None:
         raise ActionError("stale", _("The game changed meanwhile; your board has been refreshed."))
     for name, value in changes.items():
         setattr(game, name, value)
+
+
+def _starts_or_ends(game: Game, status: str, changes: dict[str, Any]) -> None:
+    """Add to ``changes`` what the game's start or end stores besides (see :func:`bump`)."""
+    if status in (Game.Status.FINISHED, Game.Status.ABORTED) and not game.is_over:
+        changes.setdefault("finished_at", changes["updated_at"])
+        if game.rated and status == Game.Status.FINISHED:
+            changes.update(ratings.settle(game, changes.get("result", game.result)))
+    elif status == Game.Status.ACTIVE and game.rated and game.black_rating is None:
+        changes.update(ratings.start_fields(changes.get("black_player", game.black_player),
+                                            changes.get("white_player", game.white_player), game.time_control))
 
 
 def game_record(game: Game, moves: list[str] | None = None) -> rules.Game:

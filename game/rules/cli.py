@@ -1,8 +1,11 @@
 """Command line: ``python -m game.rules perft DEPTH [--fen FEN] [--divide]`` and ``replay FILE.pdn ...``.
 
 ``replay`` reads every game of each PDN file, plays it through
-:class:`~game.rules.Game`, lists each rejected game (number, tags, ply, move
-text, position FEN, reason) and ends with ``N games, M replayed, K rejected``.
+:class:`~game.rules.Game` as a record from elsewhere (:func:`game.rules.pdn.replay`: past a
+repetition or forty-move count, which over the board are claimed), notes each game that went
+past one (the ply where the site would have declared the draw), lists each rejected game
+(number, tags, ply, move text, position FEN, reason) and ends with ``N games, M replayed,
+K rejected`` (and ``; J played on past a draw the site would have declared`` when J > 0).
 Exit status: 0 when nothing was rejected, 1 when a game was, 2 when a file
 could not be read (or the arguments were wrong).
 """
@@ -13,58 +16,46 @@ import argparse
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from typing import TextIO, TypedDict
+from typing import TextIO
 
 from .counting import divide, perft
 from .errors import RulesError
-from .game import Game
-from .pdn import GAME_TYPE, PdnGame, read_games
-from .position import Color, Position
+from .pdn import PdnGame, Rejection, Replay, read_games, replay
+from .position import Position
 
-__all__ = ["main", "replay_game", "Rejection"]
+__all__ = ["main", "replay_game", "site_draw_note", "Rejection"]
 
 _SHOWN_TAGS = ("Event", "Date", "Black", "White", "Result")
 
 
-class Rejection(TypedDict):
-    """Why :func:`replay_game` rejected a game (a plain dict)."""
-
-    ply: int
-    number: int
-    side: str
-    move: str
-    fen: str
-    reason: str
-
-
 def replay_game(pdn_game: PdnGame) -> Rejection | None:
-    """Replay one :class:`~game.rules.PdnGame`.
+    """Replay one :class:`~game.rules.PdnGame` (see :func:`game.rules.pdn.replay`).
 
-    Returns None when every move plays, else a :class:`Rejection` dict with ``ply`` (1-based ply
-    of the failing move, 0 for the set-up), ``number`` and ``side`` (its move
-    number and the side that played it, as in the move text), ``move`` (its
-    text), ``fen`` (the position it was played in) and ``reason`` (error class
-    and message).
+    Returns None when every move plays (past a repetition or forty-move count the site would
+    have declared too: a record from elsewhere), else the :class:`~game.rules.pdn.Rejection`
+    dict: ``ply`` (1-based ply of the failing move, 0 for the set-up), ``number`` and
+    ``side`` (its move number and the side that played it, as in the move text), ``move``
+    (its text), ``fen`` (the position it was played in) and ``reason`` (error class and message).
     """
-    game_type = pdn_game.tags.get("GameType")
-    if game_type is not None and game_type.split(",")[0].strip() not in ("", GAME_TYPE):
-        return {"ply": 0, "number": 0, "side": "", "move": "", "fen": "",
-                "reason": f"GameType {game_type!r} is not English draughts (21)"}
-    try:
-        game = Game(Position.from_fen(pdn_game.start_fen) if pdn_game.start_fen else None)
-    except RulesError as exc:
-        return {"ply": 0, "number": 0, "side": "", "move": "", "fen": pdn_game.start_fen or "",
-                "reason": f"{type(exc).__name__}: bad FEN tag: {exc}"}
-    offset = 0 if game.start.turn is Color.BLACK else 1
-    for text in pdn_game.moves:
-        before = game.position
-        try:
-            game.play(text)
-        except RulesError as exc:
-            ply = game.ply + 1
-            return {"ply": ply, "number": (ply - 1 + offset) // 2 + 1, "side": before.turn.label, "move": text,
-                    "fen": before.fen(), "reason": f"{type(exc).__name__}: {exc}"}
-    return None
+    return replay(pdn_game).rejection
+
+
+def site_draw_note(done: Replay) -> str | None:
+    """The note for a record whose moves go on past a draw the site declares by itself, e.g.
+    ``"the site would have declared a draw by threefold repetition after ply 73 (move 37,
+    Black, '19x24'); played on, as over the board the draw is claimed"``; None when there is none."""
+    if done.site_draw is None or done.record is None:
+        return None
+    ply, outcome = done.site_draw
+    if ply >= done.record.ply:     # the record ends there: nothing was played past it
+        return None
+    if ply == 0:
+        where = "at the start"
+    else:
+        number, side = done.move_number(ply)
+        where = f"after ply {ply} (move {number}, {side}, {str(done.record.moves[ply - 1])!r})"
+    return (f"the site would have declared a {outcome.reason} {where}; played on, "
+            f"as over the board the draw is claimed")
 
 
 def _describe(pdn_game: PdnGame) -> str:
@@ -73,7 +64,7 @@ def _describe(pdn_game: PdnGame) -> str:
 
 
 def _replay(paths: Iterable[str], out: TextIO, err: TextIO) -> int:
-    games = replayed = rejected = 0
+    games = replayed = rejected = played_on = 0
     unreadable = False
     for path in paths:
         try:
@@ -93,7 +84,12 @@ def _replay(paths: Iterable[str], out: TextIO, err: TextIO) -> int:
             continue
         for record in records:
             games += 1
-            failure = replay_game(record)
+            done = replay(record)
+            failure = done.rejection
+            note = site_draw_note(done)
+            if note:
+                played_on += 1
+                print(f"{path}: game {record.number} (line {record.line}; {_describe(record)}): {note}", file=out)
             if failure is None:
                 replayed += 1
                 continue
@@ -105,7 +101,10 @@ def _replay(paths: Iterable[str], out: TextIO, err: TextIO) -> int:
                 where = f"before the first move{' (FEN ' + failure['fen'] + ')' if failure['fen'] else ''}"
             print(f"{path}: game {record.number} (line {record.line}; {_describe(record)}) rejected "
                   f"{where}: {failure['reason']}", file=out)
-    print(f"{games} games, {replayed} replayed, {rejected} rejected", file=out)
+    summary = f"{games} games, {replayed} replayed, {rejected} rejected"
+    if played_on:
+        summary += f"; {played_on} played on past a draw the site would have declared"
+    print(summary, file=out)
     if unreadable:
         return 2
     return 1 if rejected else 0

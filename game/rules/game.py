@@ -125,6 +125,11 @@ class Game:
     because the win is checked first. Endings from outside the rules
     (resignation, agreement, time, abort) are recorded with :meth:`end`.
 
+    ``automatic_draws=False`` is for records of games played elsewhere (docs/rules.md, "Records
+    from elsewhere"): over the board a repetition or the forty-move count is claimed, not
+    automatic, so such a record plays on past them; :attr:`site_draw` tells at which ply the
+    site would have declared the draw.  Wins (no pieces, no legal move) end it as always.
+
     >>> game = Game.from_moves(["11-15", "23-18", "9-14"])
     >>> game.ply, game.position.turn, game.outcome
     (3, <Color.WHITE: 'W'>, None)
@@ -132,7 +137,7 @@ class Game:
     Move((18, 9), (14,))
     """
 
-    def __init__(self, start: Position | None = None) -> None:
+    def __init__(self, start: Position | None = None, *, automatic_draws: bool = True) -> None:
         if start is None:
             start = Position.initial()
         elif not isinstance(start, Position):
@@ -142,17 +147,21 @@ class Game:
         self._moves: list[Move] = []
         self._progress = [0]
         self._counts = collections.Counter({start: 1})
+        self._automatic_draws = automatic_draws
+        self._site_draw: tuple[int, Outcome] | None = None
         self._outcome: Outcome | None = None
         self._outcome = self._decide()
 
     @classmethod
-    def from_moves(cls, moves: Iterable[Move | str], start_fen: str | None = None) -> Self:
-        """Replay ``moves`` (move strings, normally full form) from ``start_fen`` or the start.
+    def from_moves(cls, moves: Iterable[Move | str], start_fen: str | None = None, *,
+                   automatic_draws: bool = True) -> Self:
+        """Replay ``moves`` (move strings, normally full form) from ``start_fen`` or the start
+        (``automatic_draws`` as for the constructor).
 
         Raises :class:`~game.rules.InvalidFenError` for a bad ``start_fen``,
         and the errors of :meth:`play` for a move that cannot be played.
         """
-        game = cls(Position.from_fen(start_fen) if start_fen else None)
+        game = cls(Position.from_fen(start_fen) if start_fen else None, automatic_draws=automatic_draws)
         for move in moves:
             game.play(move)
         return game
@@ -186,6 +195,14 @@ class Game:
     def outcome(self) -> Outcome | None:
         """The :class:`Outcome` once the game is decided, else None."""
         return self._outcome
+
+    @property
+    def site_draw(self) -> tuple[int, Outcome] | None:
+        """For a record without automatic draws: ``(ply, outcome)``, the number of plies after
+        which the site would have declared the draw (the first third occurrence of a position,
+        or the 80th ply without a capture or a man move) and that draw; else None (no such ply
+        yet, or the record draws by itself, when :attr:`outcome` holds the draw)."""
+        return self._site_draw
 
     @property
     def is_over(self) -> bool:
@@ -251,10 +268,15 @@ class Game:
             return Outcome(Termination.NO_PIECES, turn.opponent)
         if not position.has_legal_move():
             return Outcome(Termination.NO_MOVES, turn.opponent)
+        draw = None
         if self._counts[position] >= REPETITION_COUNT:
-            return Outcome(Termination.REPETITION, None)
-        if self._progress[-1] >= FORTY_MOVE_PLIES:
-            return Outcome(Termination.FORTY_MOVES, None)
+            draw = Outcome(Termination.REPETITION, None)
+        elif self._progress[-1] >= FORTY_MOVE_PLIES:
+            draw = Outcome(Termination.FORTY_MOVES, None)
+        if draw is None or self._automatic_draws:
+            return draw
+        if self._site_draw is None:
+            self._site_draw = (len(self._moves), draw)
         return None
 
     def __repr__(self) -> str:

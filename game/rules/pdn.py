@@ -11,14 +11,14 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterator, Mapping
-from typing import IO, TYPE_CHECKING
+from typing import IO, TypedDict
 
-from .position import ASCII_WHITESPACE, INITIAL_FEN, Color
+from .errors import RulesError
+from .game import Game, Outcome
+from .position import ASCII_WHITESPACE, INITIAL_FEN, Color, Position
 
-if TYPE_CHECKING:
-    from .game import Game
-
-__all__ = ["PdnGame", "read_games", "game_to_pdn", "write_game", "RESULTS", "GAME_TYPE"]
+__all__ = ["PdnGame", "read_games", "game_to_pdn", "write_game", "RESULTS", "GAME_TYPE",
+           "Rejection", "Replay", "replay"]
 
 #: PDN result tokens (``2-0``/``1-1``/``0-2``/``0-0`` are the two-point forms some files use).
 RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "*", "2-0", "0-2", "1-1", "0-0"})
@@ -211,6 +211,93 @@ def read_games(handle: IO[str] | IO[bytes]) -> Iterator[PdnGame]:
         current.has_text = True
     if current is not None:
         yield current.build()
+
+
+class Rejection(TypedDict):
+    """Why :func:`replay` refused a game (a plain dict).
+
+    ``ply``: 1-based ply of the failing move, 0 for the set-up; ``number`` and ``side``: its
+    move number and the side that played it, as in the move text; ``move``: its text;
+    ``fen``: the position it was played in; ``reason``: error class and message.
+    """
+
+    ply: int
+    number: int
+    side: str
+    move: str
+    fen: str
+    reason: str
+
+
+@dataclasses.dataclass
+class Replay:
+    """A PDN record played through the rules by :func:`replay`.
+
+    - ``record``: the :class:`~game.rules.Game` of every move that played (up to the refused
+      one), without automatic draws; None when the set-up itself was refused.
+    - ``rejection``: why a move or the set-up was refused (:class:`Rejection`), else None.
+    - ``site_draw``: ``(ply, outcome)`` when the record plays on past a threefold repetition
+      or the forty-move count: the ply after which the site would have declared that draw
+      (the players of a record from elsewhere did not claim it); else None.
+    """
+
+    record: Game | None
+    rejection: Rejection | None = None
+    site_draw: tuple[int, Outcome] | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when every move played (nothing was refused)."""
+        return self.rejection is None
+
+    def move_number(self, ply: int) -> tuple[int, str]:
+        """The move number and the side (``'Black'``/``'White'``) of the 1-based ``ply``, as the
+        move text numbers it."""
+        start = self.record.start if self.record is not None else Position.initial()
+        offset = 0 if start.turn is Color.BLACK else 1
+        side = start.turn if (ply - 1) % 2 == 0 else start.turn.opponent
+        return (ply - 1 + offset) // 2 + 1, side.label
+
+
+def replay(pdn_game: PdnGame) -> Replay:
+    """Play a :class:`PdnGame` read from a file through the rules, as a record of a game played
+    elsewhere (docs/rules.md, "Records from elsewhere").
+
+    Over the board a threefold repetition or the forty-move count is claimed by a player, not
+    declared by itself, so the record plays on past them; the ply where the site would have
+    declared the draw is kept in :attr:`Replay.site_draw`.  A game whose GameType is not
+    English draughts (21), a bad FEN tag, malformed, illegal or ambiguous move text, and a move
+    after a win (the side to move has no pieces or no legal move) are refused with their reason
+    in :attr:`Replay.rejection`.  Never raises for any text the reader yields.
+
+    >>> import io
+    >>> text = '1. 11-15 23-19 2. 8-11 22-17 3. 1-5 *'
+    >>> replay(next(read_games(io.StringIO(text)))).rejection["reason"][:46]
+    'IllegalMoveError: 1-5 is not legal in B:W17,19'
+    """
+    game_type = pdn_game.tags.get("GameType")
+    if game_type is not None and game_type.split(",")[0].strip() not in ("", GAME_TYPE):
+        return Replay(None, {"ply": 0, "number": 0, "side": "", "move": "", "fen": "",
+                             "reason": f"GameType {game_type!r} is not English draughts (21)"})
+    try:
+        start = Position.from_fen(pdn_game.start_fen) if pdn_game.start_fen else None
+    except RulesError as exc:
+        return Replay(None, {"ply": 0, "number": 0, "side": "", "move": "", "fen": pdn_game.start_fen or "",
+                             "reason": f"{type(exc).__name__}: bad FEN tag: {exc}"})
+    game = Game(start, automatic_draws=False)
+    done = Replay(game)
+    for text in pdn_game.moves:
+        before = game.position
+        try:
+            game.play(text)
+        except RulesError as exc:
+            ply = game.ply + 1
+            number, side = done.move_number(ply)
+            done.rejection = {"ply": ply, "number": number, "side": side, "move": text,
+                              "fen": before.fen(), "reason": f"{type(exc).__name__}: {exc}"}
+            break
+    done.site_draw = game.site_draw
+    return done
 
 
 _TAG_ORDER = ("Event", "Site", "Date", "Round", "Black", "White", "Result", "GameType")

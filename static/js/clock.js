@@ -58,6 +58,24 @@ export function controlLabel(control, fallback = '') {
   return fallback || text;
 }
 
+/** The low-time mark of a live clock never goes under this (ms). */
+export const LOW_TIME_FLOOR_MS = 20_000;
+/** ... and is otherwise this share of the start time. */
+export const LOW_TIME_SHARE = 0.1;
+
+/**
+ * The low-time mark of a game's clock (state.clock), in ms: a live clock ("M+S") is low below 10 %
+ * of its start time or below 20 s, whichever is more (5+3: 30 s; 3+2: 20 s); a correspondence
+ * clock below an hour. Null for an untimed game or a control this page cannot read.
+ */
+export function lowTimeMs(clock) {
+  if (!clock || typeof clock.control !== 'string') return null;
+  const live = /^(\d+)\+(\d+)$/.exec(clock.control);
+  if (live) return Math.max(LOW_TIME_FLOOR_MS, Number(live[1]) * 60_000 * LOW_TIME_SHARE);
+  if (/^\d+d$/.test(clock.control)) return 3_600_000;
+  return null;
+}
+
 /** Whole seconds shown by the first-move countdown (rounded up: "1 s" until it is out). */
 export function firstMoveSeconds(ms) {
   return Math.max(0, Math.ceil((Number(ms) || 0) / SECOND));

@@ -7,7 +7,7 @@ function start() {
   if (!form || !hidden) return;
   form.addEventListener('submit', () => {
     const typed = document.getElementById('id_name');
-    if (typed && typed.value.trim()) hidden.value = typed.value.trim();
+    if (typed) hidden.value = typed.value.trim(); // empty: the guest name, as on every form
   });
 }
 

@@ -6,6 +6,7 @@
 
 import { parseFen, opposite, colorName, BLACK, WHITE } from './fen.js';
 import { RouteInput } from './input.js';
+import { Premoves } from './premove.js';
 import { clockNow, atZero } from './clock.js';
 import { loadFlag, saveFlag } from './storage.js';
 import { gettext, interpolate } from './i18n.js';
@@ -14,6 +15,7 @@ const FLASH_MS = 4000;
 const SYNC_RETRY_MS = 5000;
 const PENDING_LIMIT_MS = 8000; // no answer to a move this long: ask for a snapshot
 const NUMBERS_KEY = 'checkers.showNumbers';
+const CHAT_KEEP = 200; // chat lines kept per room on the page
 const ACTION_LIMIT_MS = 6000; // an action sent without an answer this long: allow it again
 const CLOCK_CHECK_EVERY_MS = 2000; // a clock at zero asks the server again at most this often
 /** Plies without a capture or man move that draw the game (the forty-move rule). */
@@ -35,7 +37,12 @@ export const ACTIONS = [
   'rematch_decline',
   'claim_win',
   'claim_draw',
+  'takeback_propose',
+  'takeback_accept',
+  'takeback_decline',
 ];
+/** The computer grants a takeback at once up to this level and refuses it above (docs/protocol.md). */
+export const COMPUTER_TAKEBACK_MAX_LEVEL = 3;
 
 /**
  * Why a game ended, in the page's language, from the state's `termination` and `winner` (the
@@ -91,17 +98,30 @@ export class Ctrl {
     this.you = config.you || null;
     this.position = { turn: BLACK, pieces: new Map() };
     this.audience = null; // {spectators, online: {B, W}} once the server tells
+    this.chat = {}; // room -> its lines, by id, for the rooms this viewer reads (docs/protocol.md, "Chat")
+    this.chatRevision = 0; // counts changes to this.chat, for the chat view
+    this.chatError = null; // the last refusal of a chat line ({code, message}), for the chat view
+    this.chatNotice = null; // what the chat view says under the lines (view/chat.js)
+    this.forecast = null; // this seat's conditional moves (lines of moves) in a correspondence game; null: none offered
+    this.forecastRevision = 0; // counts changes to this.forecast, for the forecast view
+    this.forecastError = null; // the last refusal of a forecast ({code, message}), for the forecast view
     this.startFen = null; // the position before ply 1
     this.fens = []; // the position after each ply (fens[i] after ply i + 1)
 
     // Local state.
     this.connection = 'connecting';
     this.connectionDetail = null;
+    this.linkDownAt = null; // when the server said it lost its link to the game events (null: fine)
+    this.linkBack = false; // it said the link is back: the snapshot that follows ends the pause
     this.syncing = false;
     this.syncTimer = null;
     this.pending = null; // move text sent, awaiting the server
     this.pendingTimer = null;
     this.input = new RouteInput(() => this.legal); // the move being picked on the board
+    this.premoves = new Premoves(this); // a move queued while the opponent thinks (premove.js)
+    this.flipped = false; // the viewer turned the board round (settings.js)
+    this.confirmMoves = false; // a picked move waits for "Confirm" before it is sent (settings.js)
+    this.confirming = null; // the move waiting for confirmation
     this.flash = null; // {message, kind}
     this.flashTimer = null;
     this.showNumbers = loadFlag(NUMBERS_KEY);
@@ -132,7 +152,8 @@ export class Ctrl {
 
   /** The colour shown at the bottom: the viewer's seat, White for spectators. */
   get orientation() {
-    return this.you === BLACK ? BLACK : WHITE;
+    const own = this.you === BLACK ? BLACK : WHITE;
+    return this.flipped ? opposite(own) : own;
   }
 
   get lastMove() {
@@ -202,6 +223,7 @@ export class Ctrl {
     if (target === this.viewPly) return false;
     this.viewPly = target;
     this.resetSelection();
+    this.premoves.clear();
     this.redraw();
     return true;
   }
@@ -228,7 +250,28 @@ export class Ctrl {
 
   // ---- server messages ---------------------------------------------------
 
+  /**
+   * The server lost its link to the game events ({up: false}) or has it back ({up: true}, a
+   * snapshot follows). Meanwhile no clock is charged (docs/protocol.md, "Outages"), so the page
+   * stops its countdown until that snapshot.
+   */
+  onLink(msg) {
+    if (msg.up === false) {
+      if (this.linkDownAt === null) this.linkDownAt = this.now();
+      this.linkBack = false;
+    } else if (this.linkDownAt !== null) {
+      this.linkBack = true;
+    }
+    this.redraw();
+  }
+
   onSnapshot(msg) {
+    this.mergeChat(msg.chat);
+    this.setForecast(Array.isArray(msg.forecast) ? msg.forecast : null);
+    if (this.linkBack) {
+      this.linkDownAt = null;
+      this.linkBack = false;
+    }
     this.v = msg.v;
     this.you = msg.you === undefined ? this.you : msg.you;
     this.moves = Array.isArray(msg.moves) ? msg.moves.slice() : [];
@@ -242,6 +285,7 @@ export class Ctrl {
     clearTimeout(this.syncTimer);
     this.setPending(null);
     this.resetSelection();
+    this.premoves.afterState();
     this.redraw();
   }
 
@@ -271,6 +315,7 @@ export class Ctrl {
     this.setState(msg.state);
     this.setPending(null);
     this.resetSelection();
+    this.premoves.afterState(); // a queued premove goes now, or is dropped with the reason
     // A move makes an earlier notice ("... declined the draw offer") old news: the status line
     // goes back to what matters now, such as a compulsory capture.
     if (this.flash && this.flash.kind === 'info') this.clearFlash();
@@ -285,7 +330,52 @@ export class Ctrl {
       );
       return;
     }
+    if (before && this.you && before.takeback_offer === this.you && !this.state.takeback_offer
+        && before.turn !== this.you && !this.isOver) {
+      // The opponent played on instead of answering: that declines the takeback.
+      const name = this.seatName(opposite(this.you));
+      this.showFlash(
+        name
+          ? interpolate(gettext('%(name)s played on: your takeback proposal is declined.'), { name }, true)
+          : gettext('Your opponent played on: your takeback proposal is declined.'),
+        'info',
+      );
+      return;
+    }
     this.redraw();
+  }
+
+  /**
+   * A takeback: the last `plies` plies are gone and the state is the position before them, so the
+   * move list, the replay's positions and the board go back to it (a gap or a disagreement about
+   * the move list: start over from a snapshot).
+   */
+  onTakeback(msg) {
+    if (!this.accept(msg)) return;
+    const keep = msg.state && typeof msg.state.ply === 'number' ? msg.state.ply : -1;
+    if (keep < 0 || keep > this.moves.length || (typeof msg.plies === 'number' && this.moves.length - msg.plies !== keep)) {
+      this.requestSync();
+      return;
+    }
+    this.v = msg.v;
+    this.moves = this.moves.slice(0, keep);
+    this.fens = this.fens.slice(0, keep);
+    this.positionCache.clear();
+    if (this.viewPly !== null && this.viewPly >= keep) this.viewPly = null;
+    this.premoves.clear(); // queued for a position that is gone
+    this.setActionPending(null);
+    this.setState(msg.state);
+    this.setPending(null);
+    this.resetSelection();
+    this.showFlash(this.describeTakeback(msg.by, msg.plies), 'info');
+  }
+
+  /** What a takeback did, in words, for this viewer (`by`: the seat that proposed it). */
+  describeTakeback(by, plies) {
+    if (by && by === this.you) return gettext('Takeback accepted: it is your move again.');
+    const name = (by && this.seatName(by)) || colorName(by);
+    if (plies === 2) return interpolate(gettext('%(name)s took back a move and its reply.'), { name }, true);
+    return interpolate(gettext('%(name)s took back a move.'), { name }, true);
   }
 
   onSeats(msg) {
@@ -306,6 +396,7 @@ export class Ctrl {
     if (msg.what === 'aborted' && msg.state) this.abortedBy = { id: msg.state.id, by: msg.by || null };
     this.setState(msg.state);
     if (this.isOver || msg.what === 'aborted' || msg.what === 'resigned') this.resetSelection();
+    this.premoves.afterState();
     if (['draw_accepted', 'resigned', 'aborted', 'flagged', 'claimed_win', 'claimed_draw'].includes(msg.what)) {
       this.clearFlash(); // the result banner says it
     }
@@ -332,6 +423,44 @@ export class Ctrl {
     this.redraw();
   }
 
+  /** A snapshot's chat ({room: [line, ...]}): its rooms are the ones this viewer reads; lines
+   *  already here are kept (merged by id), so a resync never shows a line twice nor drops one. */
+  mergeChat(rooms) {
+    const next = {};
+    for (const room of ['players', 'spectators']) {
+      const lines = rooms && Array.isArray(rooms[room]) ? rooms[room] : null;
+      if (!lines) continue;
+      const byId = new Map((this.chat[room] || []).map((line) => [line.id, line]));
+      for (const line of lines) if (line && typeof line.id === 'number') byId.set(line.id, line);
+      next[room] = [...byId.values()].sort((a, b) => a.id - b.id).slice(-CHAT_KEEP);
+    }
+    this.chat = next;
+    this.chatRevision += 1;
+  }
+
+  /** A chat line (unversioned: applied as it comes, once per id). */
+  onChat(msg) {
+    const line = msg && msg.line;
+    if (!line || typeof line.id !== 'number') return;
+    if (!this.chat[line.room]) {
+      // The spectators' room opens to the players at the end; its history comes with the sync.
+      if (!(line.room === 'spectators' && this.you && this.isOver)) return;
+      this.chat.spectators = [];
+    }
+    const lines = this.chat[line.room];
+    if (lines.some((known) => known.id === line.id)) return;
+    lines.push(line);
+    lines.sort((a, b) => a.id - b.id);
+    if (lines.length > CHAT_KEEP) lines.splice(0, lines.length - CHAT_KEEP);
+    this.chatRevision += 1;
+    this.redraw();
+  }
+
+  /** Send a chat line to `room`; false when not connected. The line shows when the server sends it back. */
+  sendChat(room, text) {
+    return !!(this.socket && this.socket.send({ type: 'chat', room, text }));
+  }
+
   describeUpdate(what, by) {
     const name = by && by !== this.you ? this.seatName(by) || colorName(by) : null;
     switch (what) {
@@ -350,12 +479,53 @@ export class Ctrl {
           : gettext('Someone declined the rematch.');
       case 'rematch_started':
         return gettext('The rematch has started.');
+      case 'takeback_offered':
+        return ''; // the actions panel shows the pending proposal
+      case 'takeback_declined':
+        if (by && by === this.you) return gettext('You declined the takeback.');
+        return name
+          ? interpolate(gettext('%(name)s declined the takeback.'), { name }, true)
+          : gettext('Someone declined the takeback.');
       default:
         return ''; // draw_accepted, resigned, aborted, flagged, claims: the result banner says it
     }
   }
 
+  /** Our conditional moves now (docs/protocol.md, "Conditional moves"): a `forecast` message. */
+  onForecast(msg) {
+    this.forecastPending = false;
+    this.forecastError = null;
+    this.setForecast(Array.isArray(msg.lines) ? msg.lines : []);
+    this.redraw();
+  }
+
+  setForecast(lines) {
+    this.forecast = lines;
+    this.forecastRevision += 1;
+  }
+
+  /** Send our conditional moves (a list of lines, each a list of move texts; [] clears them);
+   * false when not connected. The answer is a `forecast` message, or an error. */
+  sendForecast(lines) {
+    this.forecastError = null;
+    this.forecastPending = true;
+    return !!(this.socket && this.socket.send({ type: 'forecast', lines }));
+  }
+
   onError(msg) {
+    const forecastCodes = ['bad_message', 'too_large', 'not_seated', 'not_started', 'game_over', 'busy', 'unavailable'];
+    if (typeof msg.code === 'string'
+        && (msg.code.startsWith('forecast_') || (this.forecastPending && forecastCodes.includes(msg.code)))) {
+      this.forecastPending = false;
+      this.forecastError = msg; // the forecast panel says it; a move in flight is not disturbed
+      this.redraw();
+      return;
+    }
+    if (typeof msg.code === 'string' && msg.code.startsWith('chat_')) {
+      this.chatError = msg; // the chat view says it; a move in flight is not disturbed
+      this.redraw();
+      return;
+    }
     this.setPending(null);
     this.setActionPending(null);
     this.resetSelection();
@@ -365,6 +535,8 @@ export class Ctrl {
   onConnection(state, detail) {
     this.connection = state;
     this.connectionDetail = detail;
+    this.linkDownAt = null; // a new socket says again if its server has no link
+    this.linkBack = false;
     if (state !== 'open') {
       // Whatever was in flight is unknown now; the next snapshot tells.
       this.setPending(null);
@@ -384,6 +556,11 @@ export class Ctrl {
       this.turnAt = this.stateAt;
     }
     this.armClaimTimer();
+    const over = (st) => st.status === 'finished' || st.status === 'aborted';
+    if (before && before.id === state.id && this.you && !over(before) && over(state) && !this.chat.spectators) {
+      // The game is over: the players may now read the spectators' room; a snapshot brings it.
+      setTimeout(() => this.requestSync(), 0);
+    }
     if (before && before.id === state.id && !before.next_game && state.next_game && this.you) {
       // The rematch was agreed while this page was open: the players go to it.
       const url = `/g/${encodeURIComponent(state.next_game)}/`;
@@ -417,14 +594,20 @@ export class Ctrl {
 
   resetSelection() {
     this.input.clear();
+    this.confirming = null;
   }
 
+  /** Click elsewhere or Escape: forget the route being picked, a move awaiting confirmation and a premove. */
   cancel() {
-    if (this.input.clear()) this.redraw();
+    const confirming = this.confirming !== null;
+    this.confirming = null;
+    const route = this.input.clear();
+    if (this.premoves.clear() || route || confirming) this.redraw();
   }
 
   /** Select the piece on square n, if it has legal moves. Returns true if selected. */
   select(n) {
+    if (!this.canInput) return this.premoves.select(n);
     if (!this.input.select(n)) return false;
     this.onSelected();
     this.redraw();
@@ -434,7 +617,7 @@ export class Ctrl {
   /** A click or tap (or Enter) on dark square n. */
   clickSquare(n) {
     if (!this.canInput) {
-      this.cancel();
+      if (!this.premoves.click(n)) this.cancel();
       return;
     }
     this.follow(this.input.click(n), n);
@@ -442,14 +625,22 @@ export class Ctrl {
 
   /** A piece was dragged from square `from` and dropped on square `to` (null: off the board). */
   drop(from, to) {
-    if (!this.canInput) return;
+    if (!this.canInput) {
+      this.premoves.drop(from, to);
+      return;
+    }
     this.follow(this.input.drop(from, to), to);
   }
 
   /** Act on what a click or a drop on square n did (see RouteInput). */
   follow(step, n) {
+    this.confirming = null; // another click on the board: the move awaiting confirmation is dropped
     if (step.move) {
-      this.play(step.move);
+      if (this.confirmMoves && this.legal.includes(step.move)) {
+        this.confirming = step.move; // shown on the board with Confirm / Cancel (settings.js)
+        this.input.clear();
+        this.redraw();
+      } else this.play(step.move);
       return;
     }
     if (step.selected) this.onSelected();
@@ -468,6 +659,14 @@ export class Ctrl {
     if (!piece || !this.state || piece.color !== this.state.turn || !this.legal.length) return;
     if (this.input.mustCapture) this.showFlash(gettext('You must capture: the highlighted pieces can.'), 'warn');
     else this.showFlash(gettext('That piece has no move.'), 'warn');
+  }
+
+  /** Send the move waiting for confirmation (confirmMoves). */
+  confirmMove() {
+    const move = this.confirming;
+    this.confirming = null;
+    if (move) this.play(move);
+    else this.redraw();
   }
 
   play(move) {
@@ -526,9 +725,35 @@ export class Ctrl {
     return this.you ? opposite(this.you) : null;
   }
 
-  /** Both seats taken (a rematch needs an opponent). */
+  /** Both seats taken (a rematch needs an opponent), and the opponent's account not deleted. */
   get hasOpponent() {
-    return !!(this.seatName(BLACK) && this.seatName(WHITE));
+    const seats = (this.state && this.state.seats) || {};
+    const other = this.you ? seats[opposite(this.you)] : null;
+    return !!(this.seatName(BLACK) && this.seatName(WHITE)) && !(other && other.deleted);
+  }
+
+  /** The ply from which the viewer may propose a takeback again (0: any time). */
+  get takebackAllowedAt() {
+    const at = this.state && this.state.takeback_allowed_at && this.you ? this.state.takeback_allowed_at[this.you] : 0;
+    return Number(at) || 0;
+  }
+
+  /** The computer's level in the opponent's seat, or null when the opponent is a person. */
+  get opponentComputer() {
+    const seat = this.you && this.state && this.state.seats ? this.state.seats[opposite(this.you)] : null;
+    return seat && seat.computer ? Number(seat.computer) : null;
+  }
+
+  /**
+   * True when the viewer has a move of their own to take back: the takeback removes one ply on the
+   * opponent's turn and two on the viewer's own; the first `fixedPlies` plies (a 3-move ballot's,
+   * played by the site) never go.
+   */
+  get hasTakeback() {
+    const s = this.state;
+    if (!s || s.status !== 'active' || !this.you) return false;
+    const plies = s.turn === this.you ? 2 : 1;
+    return s.ply - plies >= (Number(this.config.fixedPlies) || 0);
   }
 
   /** The ply from which the viewer may offer a draw again (0: any time). */
@@ -540,7 +765,9 @@ export class Ctrl {
   get canAbort() {
     const s = this.state;
     if (!s || !this.you || this.isOver) return false;
-    return s.status === 'waiting' || (s.status === 'active' && s.ply < 2);
+    // Before both sides made a move of their own: a 3-move ballot's plies (config.fixedPlies) are the site's.
+    const own = s.ply - (Number(this.config.fixedPlies) || 0);
+    return s.status === 'waiting' || (s.status === 'active' && own < 2);
   }
 
   /** Plies left before the forty-move rule draws the game, or null when not worth a warning. */
@@ -577,7 +804,8 @@ export class Ctrl {
 
   /** The clocks as the page counts them now (see clock.js clockNow), or null when untimed. */
   clockNow() {
-    return clockNow(this.state, this.now() - this.stateAt);
+    const at = this.linkDownAt === null ? this.now() : this.linkDownAt; // stopped during an outage
+    return clockNow(this.state, Math.max(0, at - this.stateAt));
   }
 
   /**

@@ -1,8 +1,9 @@
 // Home page: the list of games being played now (#live-games), rendered by the
 // server and refreshed from GET /games/live every few seconds. Names are
 // inserted as text, never as HTML. Also: the create-game form's custom time
-// inputs (#custom-time) show only while "Custom" is chosen (without scripts
-// they always show).
+// inputs (#custom-time) show only while "Custom" is chosen, and the ballot number
+// boxes can be typed in only while "3-move ballot" is chosen (without scripts
+// both always can).
 
 import { gettext, ngettext, interpolate } from './i18n.js';
 
@@ -96,8 +97,42 @@ export function wireTimeControl(custom = document.getElementById('custom-time'))
   update();
 }
 
+/** In each form with an opening choice (select[name=opening]), enable its ballot number box
+ * (input[name=ballot]) only while the choice is "ballot". */
+export function wireBallots(root = document) {
+  for (const select of root.querySelectorAll('select[name="opening"]')) {
+    const input = select.form ? select.form.querySelector('input[name="ballot"]') : null;
+    if (!input) continue;
+    const update = () => {
+      input.disabled = select.value !== 'ballot';
+    };
+    select.addEventListener('change', () => {
+      update();
+      if (select.value === 'ballot') input.focus();
+    });
+    update();
+  }
+}
+
+/** The friend-game form's Rated box (input[name=rated], shown to signed-in players) is off and
+ * disabled while the time control is untimed: untimed games are never rated. */
+export function wireRated(root = document) {
+  const box = root.querySelector('form.new-game input[name="rated"]');
+  const select = box && box.form ? box.form.querySelector('select[name="time_control"]') : null;
+  if (!select) return;
+  const update = () => {
+    const untimed = select.value === 'untimed';
+    box.disabled = untimed;
+    if (untimed) box.checked = false;
+  };
+  select.addEventListener('change', update);
+  update();
+}
+
 function start() {
   wireTimeControl();
+  wireBallots();
+  wireRated();
   const list = document.getElementById('live-games');
   if (!list) return;
   const empty = document.getElementById('live-empty');

@@ -111,3 +111,145 @@ export class RouteInput {
     return fresh ? { ...next, changed: true } : next;
   }
 }
+
+// ---- premoves ---------------------------------------------------------------------------
+// While the opponent thinks there are no legal moves to pick from: a premove is a route the
+// player's piece could take by the board's geometry (a man forward, a king either way; a step,
+// or a chain of jumps), queued until the opponent's move arrives. Only then do the server's
+// legal moves say what it means (resolvePremove); the server judges the move sent like any other.
+
+const DIAGONALS = [
+  [-1, -1],
+  [-1, 1],
+  [1, -1],
+  [1, 1],
+];
+
+/** The dark square at {row, col} (White at the bottom, row 0 = squares 1-4), or null off the board. */
+function squareAt(row, col) {
+  if (row < 0 || row > 7 || col < 0 || col > 7 || (row + col) % 2 === 0) return null;
+  return row * 4 + Math.floor(col / 2) + 1;
+}
+
+function rowCol(n) {
+  const row = Math.floor((n - 1) / 4);
+  const i = (n - 1) % 4;
+  return { row, col: row % 2 === 0 ? 2 * i + 1 : 2 * i };
+}
+
+/** True when going from a to b is a jump (two diagonal squares). */
+function isJumpHop(a, b) {
+  const p = rowCol(a);
+  const q = rowCol(b);
+  return Math.abs(p.row - q.row) === 2 && Math.abs(p.col - q.col) === 2;
+}
+
+export class PremoveInput {
+  /**
+   * @param {function(): Map} pieces  the position's pieces (square -> {color, king})
+   * @param {function(): (string|null)} color  the player's colour ("B", "W"); null: no premoves now
+   */
+  constructor(pieces, color) {
+    this.pieces = pieces;
+    this.color = color;
+    this.path = []; // the piece, then the landing squares queued so far
+  }
+
+  get tip() {
+    return this.path.length ? this.path[this.path.length - 1] : null;
+  }
+
+  /** True once a route of at least one hop is queued. */
+  get queued() {
+    return this.path.length > 1;
+  }
+
+  /** The queued route in notation ("11-15", "15x24x31"), or "" when nothing is queued. */
+  get text() {
+    if (!this.queued) return '';
+    return this.path.join(isJumpHop(this.path[0], this.path[1]) ? 'x' : '-');
+  }
+
+  clear() {
+    const had = this.path.length > 0;
+    this.path = [];
+    return had;
+  }
+
+  /** Squares holding one of the player's pieces. */
+  movable() {
+    const color = this.color();
+    const out = new Set();
+    if (!color) return out;
+    for (const [n, piece] of this.pieces()) if (piece.color === color) out.add(n);
+    return out;
+  }
+
+  /** The squares the route may go on to: steps and jumps first, then only further jumps. */
+  destinations() {
+    const out = new Set();
+    if (!this.path.length) return out;
+    const piece = this.pieces().get(this.path[0]);
+    if (!piece) return out;
+    const tip = this.tip;
+    const jumping = this.path.length > 1;
+    if (jumping && !isJumpHop(this.path[this.path.length - 2], tip)) return out; // a step is a whole move
+    const forward = piece.color === 'B' ? 1 : -1; // Black's men go down the numbers, White's up
+    const { row, col } = rowCol(tip);
+    for (const [dr, dc] of DIAGONALS) {
+      if (!piece.king && dr !== forward) continue;
+      const jump = squareAt(row + 2 * dr, col + 2 * dc);
+      if (jump !== null && !this.path.includes(jump)) out.add(jump);
+      if (!jumping) {
+        const one = squareAt(row + dr, col + dc);
+        if (one !== null) out.add(one);
+      }
+    }
+    return out;
+  }
+
+  select(n) {
+    if (!this.movable().has(n)) return false;
+    this.path = [n];
+    return true;
+  }
+
+  /** A click on square n: select a piece, queue or extend the route, or cancel it (step as RouteInput's). */
+  click(n) {
+    if (this.path.length && this.destinations().has(n)) {
+      this.path = this.path.concat([n]);
+      return step({ changed: true });
+    }
+    if (this.path.length === 1 && n === this.path[0]) return step({ changed: this.clear() });
+    if (this.queued && n === this.tip) return step(); // the tip again: the route stays queued
+    if (this.select(n)) return step({ changed: true, selected: true });
+    return step({ changed: this.clear() });
+  }
+
+  /** A drag from `from` dropped on `to` (null: off the board). */
+  drop(from, to) {
+    if (from !== this.tip && !this.select(from)) return step();
+    if (to === null || to === from) return step({ changed: true });
+    if (this.destinations().has(to)) return this.click(to);
+    return step({ changed: true });
+  }
+}
+
+/**
+ * What a queued premove route means once it is the player's turn, by the legal moves then.
+ *   resolvePremove([11, 15], ['11-15', '9-13'])         -> {move: '11-15'}
+ *   resolvePremove([15, 24], ['15x24x31'])              -> {move: '15x24x31'} (the one way on)
+ *   resolvePremove([10, 17], ['10x17x26', '10x17x24'])  -> {ambiguous: ['10x17x26', '10x17x24']}
+ *   resolvePremove([9, 13], ['15x22'])                  -> {illegal: true}
+ * @param {number[]} path  the piece's square and the landing squares queued
+ * @param {string[]} legal  the side to move's legal moves (full notation)
+ * @returns {{move?: string, ambiguous?: string[], illegal?: boolean}}
+ */
+export function resolvePremove(path, legal) {
+  const candidates = path.length > 1 ? matching(legal, path) : [];
+  const exact = candidates.find((c) => c.path.length === path.length);
+  if (exact) return { move: exact.move };
+  if (candidates.length === 1) return { move: candidates[0].move };
+  if (candidates.length > 1) return { ambiguous: candidates.map((c) => c.move) };
+  return { illegal: true };
+}

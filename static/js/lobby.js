@@ -1,10 +1,11 @@
 // Home page, "Play online" (#lobby): one lobby socket (/ws/lobby/), at most one seek.
 // The server pairs two seeks and sends {type: "paired", url}; the page then goes to the game.
 // The protocol is in docs/protocol.md ("Lobby socket"). Stable element ids for tests:
-// #play-online, #seek-cancel, #seek-status, #seek-count.
+// #play-online, #seek-cancel, #seek-status, #seek-count; #seek-range shows a rated seek's rating
+// and the range of ratings it accepts now (it widens while the seek waits).
 
 import { GameSocket, socketUrl } from './socket.js';
-import { gettext, ngettext } from './i18n.js';
+import { fmt, gettext, ngettext } from './i18n.js';
 
 const MESSAGES = {
   connecting: gettext('Connecting…'),
@@ -16,6 +17,8 @@ const MESSAGES = {
   paired: gettext('Opponent found! Opening the game…'),
   pairedElsewhere: gettext('You got a game in another tab, so this search stopped.'),
   reconnecting: gettext('Connection lost; reconnecting…'),
+  crowded: gettext('Too many pages of this site are open in this browser; trying again…'),
+  tooMany: gettext('Too many pages of this site are open in this browser: close one, then reload this page.'),
   reseeking: gettext('Connection lost; your search resumes when it is back…'),
 };
 
@@ -23,6 +26,16 @@ const MESSAGES = {
 export function formatElapsed(ms) {
   const s = Math.max(0, Math.floor(ms / 1000));
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+}
+
+/**
+ * The rating range a rated seek accepts after `ms` of waiting, as the server widens it
+ * ({start, step, step_s, max} from the `seeking` answer): 100, then 50 more every 5 s, up to 500.
+ */
+export function ratingRange(range, ms) {
+  if (!range) return null;
+  const steps = Math.floor(Math.max(0, ms) / 1000 / Number(range.step_s || 1));
+  return Math.min(Number(range.max), Number(range.start) + Number(range.step) * steps);
 }
 
 /** Only a path on this site (e.g. "/g/k3n8x2pq7a/") is followed, never another origin. */
@@ -44,6 +57,8 @@ export class Lobby {
     this.state = 'idle';
     this.connected = false;
     this.startedAt = 0;
+    // A rated seek's rating and range rule ({start, step, step_s, max}), from its `seeking` answer.
+    this.rated = null;
     this.timer = null;
     this.note = MESSAGES.connecting;
     this.error = false;
@@ -80,9 +95,9 @@ export class Lobby {
 
   seek() {
     if (this.wanted || this.state === 'paired') return;
-    const name = this.els.name ? this.els.name.value.trim() : '';
     const message = { type: 'seek', pool: this.pool };
-    if (name) message.name = name;
+    // The home form's name box, even empty (then the guest name, as on every form).
+    if (this.els.name) message.name = this.els.name.value.trim();
     if (!this.socket.send(message)) {
       this.say(gettext('Not connected yet; try again in a moment.'), true);
       return;
@@ -110,13 +125,18 @@ export class Lobby {
       this.render();
       return;
     }
+    if (detail === 'too_many_sockets' || detail === 'crowded') {
+      this.say(detail === 'crowded' ? MESSAGES.crowded : MESSAGES.tooMany, detail === 'too_many_sockets');
+      return;
+    }
     if (state === 'open') {
       if (this.wanted) {
         // The seek went with the old connection: seek again.
         this.state = 'idle';
         this.seek();
       } else if (this.state !== 'paired') {
-        this.say(this.note === MESSAGES.connecting || this.note === MESSAGES.reconnecting ? MESSAGES.ready : this.note, this.error);
+        const passing = [MESSAGES.connecting, MESSAGES.reconnecting, MESSAGES.crowded];
+        this.say(passing.includes(this.note) ? MESSAGES.ready : this.note, this.error);
       }
     } else if (state === 'closed' && this.state !== 'paired') {
       this.say(this.wanted ? MESSAGES.reseeking : MESSAGES.reconnecting);
@@ -148,6 +168,7 @@ export class Lobby {
     this.startedAt = this.startedAt || Date.now();
     this.startTimer();
     if (msg && msg.pool === this.pool) this.onPool(msg);
+    if (msg && typeof msg.rating === 'number' && msg.range) this.rated = { rating: msg.rating, range: msg.range };
     this.say(MESSAGES.seeking);
   }
 
@@ -184,7 +205,7 @@ export class Lobby {
     }
     let text = msg.message || gettext('Something went wrong.');
     if (code === 'bad_name') {
-      text = gettext('Enter your name above (1 to 24 characters), then press Play online.');
+      text = gettext('Shorten your name above to 24 characters at most (or leave it empty to play as a guest), then press Play online.');
       if (this.els.name) this.els.name.focus();
     }
     this.say(text, true);
@@ -199,6 +220,7 @@ export class Lobby {
     clearInterval(this.timer);
     this.timer = null;
     this.startedAt = 0;
+    this.rated = null;
   }
 
   render() {
@@ -209,6 +231,17 @@ export class Lobby {
       text = `${MESSAGES.seeking} ${formatElapsed(Date.now() - this.startedAt)}`;
     }
     if (status.textContent !== text) status.textContent = text;
+    if (this.els.range) {
+      let range = '';
+      if (this.state === 'seeking' && this.rated) {
+        const wide = ratingRange(this.rated.range, Date.now() - (this.startedAt || Date.now()));
+        range = fmt(gettext('Rated: your rating %(rating)s; opponents from %(low)s to %(high)s'), {
+          rating: this.rated.rating, low: Math.max(0, this.rated.rating - wide), high: this.rated.rating + wide,
+        });
+      }
+      if (this.els.range.textContent !== range) this.els.range.textContent = range;
+      this.els.range.hidden = !range;
+    }
     status.classList.toggle('error', this.error);
     status.dataset.state = this.state === 'idle' && !this.connected ? 'connecting' : this.state;
     root.classList.toggle('searching', searching);
@@ -233,6 +266,7 @@ function boot() {
       status: document.getElementById('seek-status'),
       count: document.getElementById('seek-count'),
       countLabel: document.getElementById('seek-count-label'),
+      range: document.getElementById('seek-range'),
       name: document.getElementById('id_name'),
       pool: select,
     },

@@ -1,14 +1,19 @@
 // Boot: read the page's game-config, build the controller and the views, open the socket.
 
+import { GameAnnouncer } from './view/announce.js';
 import { Ctrl } from './ctrl.js';
 import { GameSocket, socketUrl } from './socket.js';
 import { BoardView } from './view/board.js';
 import { TableView } from './view/table.js';
 import { ActionsView } from './view/actions.js';
 import { ClockView } from './view/clocks.js';
+import { ChatView } from './view/chat.js';
+import { ForecastView } from './view/forecast.js';
 import { renderAnalyseLink } from './view/analyse-link.js';
 import { wireReplay } from './view/replay.js';
 import { gettext } from './i18n.js';
+import { Settings } from './settings.js';
+import { SoundPlayer, SoundCues } from './sound.js';
 
 function readConfig() {
   const node = document.getElementById('game-config');
@@ -70,16 +75,27 @@ function boot() {
   let table = null;
   let actions = null;
   let clocks = null;
+  let chat = null;
+  let forecast = null;
+  let settings = null;
+  let cues = null;
+  let announcer = null;
   const redraw = () => {
+    if (settings) settings.render();
     if (board) board.render();
     if (table) table.render();
     if (actions) actions.render();
     if (clocks) clocks.render();
+    if (chat) chat.render();
+    if (forecast) forecast.render();
     if (board) renderAnalyseLink(document.getElementById('analyse-link'), ctrl);
+    if (cues) cues.update();
+    if (announcer) announcer.update();
   };
   const ctrl = new Ctrl(config, redraw);
 
   board = new BoardView(boardEl, ctrl);
+  announcer = new GameAnnouncer(ctrl);
   table = new TableView(
     {
       playerTop: document.getElementById('player-top'),
@@ -137,6 +153,44 @@ function boot() {
       claimActions: byId('claim-actions'),
       claimWin: byId('claim-win'),
       claimDraw: byId('claim-draw'),
+      proposeTakeback: byId('propose-takeback'),
+      takebackOfferBox: byId('takeback-offer-box'),
+      takebackOfferText: byId('takeback-offer-text'),
+      acceptTakeback: byId('accept-takeback'),
+      declineTakeback: byId('decline-takeback'),
+      takebackPending: byId('takeback-pending'),
+      takebackHint: byId('takeback-hint'),
+    },
+    ctrl,
+  );
+  chat = new ChatView(
+    {
+      panel: byId('chat'),
+      title: byId('chat-title'),
+      tabs: byId('chat-tabs'),
+      tabPlayers: byId('chat-tab-players'),
+      tabSpectators: byId('chat-tab-spectators'),
+      hide: byId('chat-hide'),
+      body: byId('chat-body'),
+      lines: byId('chat-lines'),
+      note: byId('chat-note'),
+      quick: byId('chat-quick'),
+      form: byId('chat-form'),
+      input: byId('chat-input'),
+      muteRow: byId('chat-mute-row'),
+      mute: byId('chat-mute'),
+    },
+    ctrl,
+  );
+  forecast = new ForecastView(
+    {
+      panel: byId('forecast'),
+      text: byId('forecast-text'),
+      save: byId('forecast-save'),
+      clear: byId('forecast-clear'),
+      note: byId('forecast-note'),
+      error: byId('forecast-error'),
+      lines: byId('forecast-lines'),
     },
     ctrl,
   );
@@ -151,8 +205,28 @@ function boot() {
     ctrl,
   );
 
-  const toggle = document.getElementById('toggle-numbers');
-  if (toggle) toggle.addEventListener('change', () => ctrl.toggleNumbers(toggle.checked));
+  const sound = new SoundPlayer();
+  settings = new Settings(
+    {
+      panel: byId('settings'),
+      flip: byId('flip-board'),
+      coords: byId('toggle-coords'),
+      numbers: byId('toggle-numbers'),
+      volume: byId('sound-volume'),
+      volumeValue: byId('sound-volume-value'),
+      mute: byId('sound-mute'),
+      test: byId('sound-test'),
+      premoves: byId('toggle-premoves'),
+      confirm: byId('toggle-confirm'),
+      confirmBar: byId('confirm-move'),
+      confirmText: byId('confirm-move-text'),
+      confirmYes: byId('confirm-move-yes'),
+      confirmNo: byId('confirm-move-no'),
+    },
+    ctrl,
+    sound,
+  );
+  cues = new SoundCues(ctrl, sound);
   wireInvite();
   wireReplay(ctrl);
 
@@ -163,7 +237,11 @@ function boot() {
       move: (msg) => ctrl.onMove(msg),
       seats: (msg) => ctrl.onSeats(msg),
       update: (msg) => ctrl.onUpdate(msg),
+      takeback: (msg) => ctrl.onTakeback(msg),
       audience: (msg) => ctrl.onAudience(msg),
+      chat: (msg) => ctrl.onChat(msg),
+      forecast: (msg) => ctrl.onForecast(msg),
+      link: (msg) => ctrl.onLink(msg),
       error: (msg) => ctrl.onError(msg),
       pong: () => {},
     },
@@ -174,7 +252,7 @@ function boot() {
   socket.connect();
 
   // For debugging in the console and for browser tests.
-  window.checkers = { ctrl, socket, board, table, actions, clocks };
+  window.checkers = { ctrl, socket, board, table, actions, clocks, chat, forecast, settings, sound, cues };
 }
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);

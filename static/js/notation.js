@@ -88,3 +88,11 @@ export function plyText(moves, first, ply) {
   const blackMoved = (ply - 1 + offset) % 2 === 0;
   return interpolate(gettext('After %(move)s'), { move: `${number}${blackMoved ? '.' : '...'} ${moves[ply - 1]}` }, true);
 }
+
+/** What a PDN result says, in words: "1-0" is "Black won (1-0: Black's score first)"; '' for "*". */
+export function resultWords(result) {
+  if (result === '1-0') return gettext("Black won (1-0: Black's score first)");
+  if (result === '0-1') return gettext("White won (0-1: Black's score first)");
+  if (result === '1/2-1/2') return gettext('A draw (1/2-1/2: half a point each)');
+  return '';
+}

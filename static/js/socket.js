@@ -1,12 +1,25 @@
 // The game websocket: one handler per server message type, keep-alive pings,
-// automatic reconnect with exponential backoff. The server sends a snapshot on
-// every (re)connect, so nothing needs replaying from here.
+// automatic reconnect with exponential backoff (a few spaced tries only after a 4429 refusal;
+// none after 4404). The server sends a snapshot on every (re)connect, so nothing needs
+// replaying from here.
 
-const PING_EVERY_MS = 20000;
-const SILENCE_LIMIT_MS = 45000; // no frame for this long: the connection is dead
+// A network can vanish without a close frame (a laptop lid, a tunnel): the page pings every 3 s
+// and, having heard nothing for 5 s (a pong is due within a second), takes the connection for
+// dead, so "Reconnecting…" shows within about 6 s. The server likewise closes a socket it has
+// heard nothing from for 10 s (docs/protocol.md, "ping").
+const PING_EVERY_MS = 3000;
+const SILENCE_LIMIT_MS = 5000;
+// A connection attempt that neither opens nor fails (a network that swallows packets) is given up.
+const CONNECT_TIMEOUT_MS = 8000;
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 15000;
 export const CLOSE_NO_SUCH_GAME = 4404;
+// Refused because this browser (or its address) holds as many sockets of the site as it may
+// (docs/protocol.md): a tab just closed, or a server process that died, frees its place within
+// seconds, so the page tries again a few times, spaced, then gives up and says why (detail
+// 'too_many_sockets'; while it still tries: 'crowded').
+export const CLOSE_TOO_MANY_SOCKETS = 4429;
+const CROWDED_RETRY_MS = [3000, 8000, 20000];
 
 export function socketUrl(path, loc = window.location) {
   const scheme = loc.protocol === 'https:' ? 'wss:' : 'ws:';
@@ -25,8 +38,12 @@ export class GameSocket {
     this.hooks = hooks;
     this.ws = null;
     this.attempts = 0;
+    this.refusals = 0; // 4429 closes in a row (reset by any frame: the socket was let in)
     this.retryTimer = null;
     this.pingTimer = null;
+    this.connectTimer = null;
+    this.pongTimer = null;
+    this.lastPing = 0;
     this.lastHeard = 0;
     this.stopped = false;
     this.state = 'closed';
@@ -78,8 +95,14 @@ export class GameSocket {
       return;
     }
     this.ws = ws;
+    this.connectTimer = setTimeout(() => {
+      if (ws !== this.ws || ws.readyState !== WebSocket.CONNECTING) return;
+      this.dropSocket();
+      this.scheduleReconnect();
+    }, CONNECT_TIMEOUT_MS);
     ws.onopen = () => {
       if (ws !== this.ws) return;
+      clearTimeout(this.connectTimer);
       this.lastHeard = Date.now();
       this.setState('open');
       this.startPings();
@@ -87,6 +110,7 @@ export class GameSocket {
     ws.onmessage = (event) => {
       if (ws !== this.ws) return;
       this.lastHeard = Date.now();
+      this.refusals = 0;
       this.dispatch(event.data);
     };
     ws.onclose = (event) => {
@@ -95,6 +119,10 @@ export class GameSocket {
       this.stopPings();
       if (event.code === CLOSE_NO_SUCH_GAME) {
         this.stop('no_such_game');
+        return;
+      }
+      if (event.code === CLOSE_TOO_MANY_SOCKETS) {
+        this.retryCrowded();
         return;
       }
       this.scheduleReconnect();
@@ -114,6 +142,10 @@ export class GameSocket {
     }
     if (!message || typeof message !== 'object') return;
     if (message.type === 'snapshot') this.attempts = 0; // a working connection: reset the backoff
+    if (message.type === 'pong') {
+      clearTimeout(this.pongTimer); // the next beat, set from a message: see startPings
+      this.pongTimer = setTimeout(() => this.beat(), PING_EVERY_MS);
+    }
     const handler = this.handlers[message.type];
     if (handler) handler(message);
     else console.warn('checkers: no handler for message type', message.type);
@@ -121,6 +153,7 @@ export class GameSocket {
 
   dropSocket() {
     this.stopPings();
+    clearTimeout(this.connectTimer);
     const ws = this.ws;
     this.ws = null;
     if (ws) {
@@ -143,29 +176,57 @@ export class GameSocket {
     this.retryTimer = setTimeout(() => this.open(), delay);
   }
 
+  /** Refused with 4429: try again after the next of CROWDED_RETRY_MS, or give up after the last. */
+  retryCrowded() {
+    if (this.stopped) return;
+    if (this.refusals >= CROWDED_RETRY_MS.length) {
+      this.refusals = 0;
+      this.stop('too_many_sockets');
+      return;
+    }
+    const delay = CROWDED_RETRY_MS[this.refusals];
+    this.refusals += 1;
+    this.setState('closed', 'crowded');
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.open(), delay);
+  }
+
   /** The browser came back online or the tab became visible: retry at once if we are down. */
   reconnectNow() {
     if (this.stopped) return;
     if (this.ws && this.ws.readyState <= WebSocket.OPEN) return;
+    if (this.refusals) return; // refused for too many sockets: the spaced retries go on
     this.attempts = 0;
     this.open();
   }
 
   startPings() {
     this.stopPings();
-    this.pingTimer = setInterval(() => {
-      if (Date.now() - this.lastHeard > SILENCE_LIMIT_MS) {
-        // Dead connection (the close frame may never come): drop it and retry.
-        this.dropSocket();
-        this.scheduleReconnect();
-        return;
-      }
-      this.send({ type: 'ping' });
-    }, PING_EVERY_MS);
+    this.lastPing = 0;
+    // Two timers beat: this interval, and one set again from each pong (dispatch). A tab hidden for
+    // minutes has its chained timers, such as this interval, woken once a minute only (Chrome's
+    // intensive throttling), which the server would take for a dropped network; a timer set from
+    // a message's handler is not throttled so, and the pongs keep the pings going.
+    this.pingTimer = setInterval(() => this.beat(), PING_EVERY_MS);
+  }
+
+  /** One beat: dead after SILENCE_LIMIT_MS without a frame, else a ping (at most one per PING_EVERY_MS). */
+  beat() {
+    if (!this.ws) return;
+    if (Date.now() - this.lastHeard > SILENCE_LIMIT_MS) {
+      // Dead connection (the close frame may never come): drop it and retry.
+      this.dropSocket();
+      this.scheduleReconnect();
+      return;
+    }
+    if (Date.now() - this.lastPing < PING_EVERY_MS - 500) return;
+    this.lastPing = Date.now();
+    this.send({ type: 'ping' });
   }
 
   stopPings() {
     clearInterval(this.pingTimer);
+    clearTimeout(this.pongTimer);
     this.pingTimer = null;
   }
 }

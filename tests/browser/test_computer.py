@@ -84,16 +84,19 @@ def test_computer_replies_to_moves_played_on_the_board(server, new_context):
     page.click("#resign")
     page.click("#resign-confirm")
     expect(page.locator("body")).to_have_attribute("data-status", "finished")
-    # Once the game is over it is there, for the position on the board, in a new tab.
+    # Once the game is over it is there, in a new tab: the game's moves, at the position on the board.
     expect(link).to_be_visible()
-    expect(link).to_have_attribute("href", re.compile(r"^/analysis\?fen=.*&move_number=4$"))
+    expect(link).to_have_text("Analyse the game")
+    game_id = game_url.rstrip("/").rsplit("/", 1)[-1]
+    expect(link).to_have_attribute("href", f"/analysis?game={game_id}&ply=6")
     expect(link).to_have_attribute("target", "_blank")
     expect(link).to_have_attribute("rel", "noopener")
     with page.context.expect_page() as opened:
         link.click()
     analysis = opened.value
-    expect(analysis).to_have_url(re.compile(r"/analysis\?fen="))
+    expect(analysis).to_have_url(re.compile(rf"/analysis\?game={game_id}&ply=6$"))
     expect(analysis.locator("body")).to_have_attribute("data-fen", replay.fen())
+    expect(analysis.locator("#move-list button.ply")).to_have_count(6)
     expect(analysis.locator("#analysis-status")).to_contain_text("Move 4 · Black to move")
 
     # The game's link in the "Load" box sets up its current position there, in place.
@@ -133,8 +136,10 @@ def test_analysis_board_sets_up_positions_and_shows_the_engine_line(server, new_
     # A pasted FEN that docs/rules.md, "FEN" forbids is refused with the reason; the board stays.
     page.fill("#fen-input", "B:W5:B5")
     page.click("#fen-load")
-    expect(page.locator("#fen-error")).to_have_text("Square 5 is given to both Black and White.")
+    expect(page.locator("#fen-error")).to_have_text(
+        "“B:W5:B5” was not set up: Square 5 is given to both Black and White.")
     expect(page.locator("body")).to_have_attribute("data-fen", "W:W30:B1")
+    expect(page.locator("#fen-input")).to_have_value("W:W30:B1")  # the box shows the board again
     expect(page.locator("#analysis-status")).to_contain_text("White to move")
 
     # A typo in the "Load" box (a game link or id): the reason next to the box, the board stays.
@@ -180,7 +185,8 @@ def test_engine_verdict_in_words_and_line_numbered_from_the_games_move(server, n
     expect(page.locator("#analysis-status")).to_have_text(re.compile(r"^Move 7 · Black to move"))
     page.click("#analyse")
     expect(page.locator("#engine-result")).to_be_visible(timeout=15_000)
-    expect(page.locator("#engine-eval")).to_have_text(re.compile(r"^White is better \(\+\d+\.\d\d\)$"))
+    # From Black's side: White ahead is a negative number (a minus sign).
+    expect(page.locator("#engine-eval")).to_have_text(re.compile(r"^White is better \(\u2212\d+\.\d\d\)$"))
     expect(page.locator("#engine-pv")).to_have_text(re.compile(r"^7\. \d+-\d+ \d+-\d+ 8\. "))
     # Black's move and White's reply: the numbering and the address follow.
     page.click("#play-best")

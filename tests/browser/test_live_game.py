@@ -417,6 +417,7 @@ def test_board_orientation_and_square_numbers_follow_viewer(new_context, server)
     for person in table.everyone:
         expect(person.page.locator("#toggle-numbers")).not_to_be_checked()
         expect(square(person.page, 17).locator(".sq-num")).to_be_hidden()
+    carol.locator("#settings-summary").click()  # the toggle lives in the board settings panel
     carol.locator("#toggle-numbers").check()
     expect(carol.locator("#board")).to_have_class(has_class("show-numbers"))
     numbers = carol.locator("#board .sq-num")

@@ -113,13 +113,16 @@ class Daphne(Process):
 NGINX_CONF = ROOT / "deploy" / "nginx" / "checkers.conf"
 
 
-def render_nginx_conf(text: str, *, port: int, backends: list[int], prefix: Path, static_root: Path) -> str:
+def render_nginx_conf(text: str, *, port: int, backends: list[int], prefix: Path, static_root: Path,
+                      routing: bool = True) -> str:
     """The production nginx configuration (``deploy/nginx/checkers.conf``) with this machine's
     places in it: ``backends`` as the upstream's servers (with the parameters of the file's first
     server line), ``127.0.0.1:port`` as the listen address, ``static_root`` as the static files,
     the pid, logs and temporary files under ``prefix``, one worker run as this user; and each response
-    names its backend in ``X-Upstream``.  Everything else (timeouts, limits, locations) is the
-    file's.  Raises ValueError when a line to replace is not found exactly once."""
+    names its backend in ``X-Upstream``.  Without ``routing`` the upstream takes turns (round robin)
+    instead of sending a game's sockets to one process: for tests that need a game's sockets on
+    several processes, as happens when a process leaves.  Everything else (timeouts, limits,
+    locations) is the file's.  Raises ValueError when a line to replace is not found exactly once."""
     def replace(pattern: str, repl: str, flags: int = re.M) -> None:
         nonlocal text
         text, count = re.subn(pattern, lambda _: repl, text, flags=flags)
@@ -145,6 +148,8 @@ def render_nginx_conf(text: str, *, port: int, backends: list[int], prefix: Path
     replace(r"^( *)listen 80;", f"        listen 127.0.0.1:{port};\n"
             "        add_header X-Upstream $upstream_addr always;")
     replace(r"^( *)alias /srv/checkers/staticfiles/;", f"            alias {static_root}/;")
+    if not routing:
+        replace(r"^ *hash \$checkers_route consistent;\n", "")
     return text
 
 
@@ -155,9 +160,10 @@ class Nginx(Process):
     its backend in ``X-Upstream``."""
 
     def __init__(self, log_path: Path, backends: list[int], static_root: Path | None = None,
-                 nofile: int | None = None):
+                 nofile: int | None = None, routing: bool = True):
         super().__init__(log_path, nofile=nofile)
         self.backends = backends
+        self.routing = routing
         self.static_root = static_root or log_path.parent / "static"
         self.conf = log_path.parent / "nginx.conf"
 
@@ -165,7 +171,7 @@ class Nginx(Process):
         prefix = self.log_path.parent
         self.conf.write_text(render_nginx_conf(NGINX_CONF.read_text(), port=self.port,
                                                backends=self.backends, prefix=prefix,
-                                               static_root=self.static_root))
+                                               static_root=self.static_root, routing=self.routing))
         return ["nginx", "-c", str(self.conf), "-p", str(prefix), "-g", "daemon off;"]
 
 
@@ -210,18 +216,24 @@ def site_env(database_url: str, redis_url: str, static_root: Path) -> dict:
 
 
 @contextmanager
-def running_site(tmp_dir: Path, daphnes: int = 2, env: dict | None = None, front: bool = True):
+def running_site(tmp_dir: Path, daphnes: int = 2, env: dict | None = None, front: bool = True,
+                 routing: bool = False, cluster_url: str = ""):
     """A whole site for a system test: its own Redis, a fresh database, ``daphnes`` Daphne
     processes (with ``env`` added to their environment) and, with ``front``, the repository's
-    nginx in front of them.  Yields ``{"redis", "daphnes", "nginx" (or None), "database_url"}``;
-    everything is stopped afterwards."""
+    nginx in front of them (taking turns between the processes, unless ``routing``: then as
+    shipped, a game's sockets on one process).  With ``cluster_url`` (a Redis Cluster's
+    ``REDIS_CLUSTER_URL``, e.g. of ``tests/cluster_support.py``) the site runs on that cluster, its
+    own Redis serving the lobby's channel layer only.  Yields ``{"redis", "daphnes", "nginx" (or
+    None), "database_url"}``; everything is stopped afterwards."""
     redis = RedisServer(tmp_dir / "redis.log")
     redis.start()
     try:
         with server_database(tmp_dir) as database_url:
-            site_environment = {**site_env(database_url, redis.url, tmp_dir / "static"), **(env or {})}
+            cluster = {"REDIS_CLUSTER_URL": cluster_url} if cluster_url else {}
+            site_environment = {**site_env(database_url, redis.url, tmp_dir / "static"), **cluster,
+                                **(env or {})}
             servers = [Daphne(tmp_dir / f"daphne-{i}.log", site_environment) for i in range(daphnes)]
-            nginx = Nginx(tmp_dir / "nginx.log", [d.port for d in servers]) if front else None
+            nginx = Nginx(tmp_dir / "nginx.log", [d.port for d in servers], routing=routing) if front else None
             try:
                 for server in servers:
                     server.start()

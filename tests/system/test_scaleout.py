@@ -155,6 +155,17 @@ class Viewer:
         await asyncio.gather(self.task, return_exceptions=True)
 
 
+def assert_every_move_once(viewers: list[Viewer], moves: list[str], snapshots_before: list[int]) -> None:
+    """After a failover: each viewer's board has every move once, in order (applied by version: a move
+    published again after the failover may come after the snapshot that had it, and is ignored as the
+    page ignores it), no move event came twice, and each got a fresh snapshot since
+    ``snapshots_before`` (its count of snapshots then)."""
+    for viewer in viewers:
+        assert viewer.moves == moves
+        assert len(viewer.events) == len(set(viewer.events)), str(viewer.events)
+    assert all(v.snapshots > before for v, before in zip(viewers, snapshots_before, strict=True))
+
+
 async def play(mover: Viewer, viewers: list[Viewer], move: str, ply: int) -> None:
     """Send ``move`` until it lands (a send into a dying connection is repeated), then wait for everyone."""
     async def landed():

@@ -64,6 +64,8 @@ async def recv(comm, timeout: float = 5) -> dict:
     while True:
         message = await comm.receive_json_from(timeout=timeout)
         if message["type"] != "audience":
+            if message["type"] == "snapshot":  # a snapshot says whose socket this is now
+                comm.you = message.get("you")
             assert_for_its_audience(comm, message)
             return message
 

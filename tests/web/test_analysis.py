@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -45,7 +47,7 @@ def test_analysis_position_lists_legal_moves_and_plays_one():
     assert response.status_code == 200
     after = rules.Position.initial().play(rules.Position.initial().parse_move("11-15"))
     assert response.json() == {"fen": after.fen(), "turn": "W", "legal": [str(m) for m in after.legal_moves()],
-                               "over": False, "winner": None, "reason": None}
+                               "over": False, "winner": None, "reason": None, "verdict": None}
 
 
 def test_analysis_position_illegal_move_refused():
@@ -198,7 +200,7 @@ def test_analysis_game_gives_the_moves_and_the_position_after_each():
         position = position.play(position.parse_move(move))
         fens.append(position.fen())
     assert data == {"id": game.id, "start_fen": rules.INITIAL_FEN, "moves": GAME_MOVES, "fens": fens,
-                    "fen": fens[-1], "status": "active"}
+                    "fen": fens[-1], "status": "active", "result": "*", "black": "alice", "white": "bob"}
     game.refresh_from_db()
     assert data["fen"] == game.fen
 
@@ -209,13 +211,14 @@ def test_analysis_game_moves_are_stored_in_full_notation_and_the_end_shows():
     data = Client().get(f"/analysis/game/{game.id}").json()
     assert data["moves"] == ["11-15", "22-18", "15x22", "25x18"]
     assert data["status"] == "finished" and data["fen"] == data["fens"][-1]
+    assert data["result"] == "1-0"  # White resigned
 
 
 def test_analysis_game_before_any_move_is_its_start():
     game = actions.create_game("a" * 32, "alice", "B", start_fen="W:W30:B1,K5")
     data = Client().get(f"/analysis/game/{game.id}").json()
     assert data == {"id": game.id, "start_fen": "W:W30:B1,K5", "moves": [], "fens": [], "fen": "W:W30:B1,K5",
-                    "status": "waiting"}
+                    "status": "waiting", "result": "*", "black": "alice", "white": None}
 
 
 def test_analysis_game_is_open_to_the_games_own_players():
@@ -244,3 +247,66 @@ def test_analysis_page_from_a_game_names_it_for_the_page_to_load():
     game.refresh_from_db()
     assert config["fen"] == game.fen
     assert Client().get("/analysis", {"fen": "W:W21:B1"}).context["config"]["game"] is None
+
+
+# ---- POST /analysis/pdn: a pasted game record for the analysis board ----------------------------
+
+def pdn(client: Client, body):
+    return client.post("/analysis/pdn", data=json.dumps(body) if not isinstance(body, bytes) else body,
+                       content_type="application/json")
+
+
+def test_a_pasted_pdn_is_replayed_by_the_rules_into_full_notation():
+    text = (Path(__file__).resolve().parents[1] / "data" / "OCA_2.0.pdn").read_text(encoding="utf-8")
+    record = next(rules.read_games(io.StringIO(text)))
+    expected = rules.Game.from_moves(record.moves, start_fen=record.start_fen)
+    response = pdn(Client(), {"pdn": text[:text.index("[Event", 10)]})
+    assert response.status_code == 200, response.content
+    data = response.json()
+    assert data["moves"] == [str(m) for m in expected.moves]
+    assert data["fens"] == [p.fen() for p in expected.positions[1:]]
+    assert (data["id"], data["status"], data["start_fen"]) == (None, None, rules.INITIAL_FEN)
+    assert data["fen"] == expected.position.fen()
+    assert (data["result"], data["black"], data["white"]) == ("0-1", "Moorhead, W.", "Wyllie, J.")
+
+
+def test_a_bare_list_of_moves_and_a_fen_tag_are_read():
+    data = pdn(Client(), {"pdn": "11-15 23-19 8-11"}).json()
+    assert data["moves"] == ["11-15", "23-19", "8-11"] and data["result"] == "*"
+    data = pdn(Client(), {"pdn": '[FEN "W:W18:B14."]\n1... 18x9 1-0'}).json()
+    assert (data["start_fen"], data["moves"], data["fen"], data["result"]) == ("W:W18:B14", ["18x9"], "B:W9:B", "1-0")
+
+
+@pytest.mark.parametrize("body, code, words", [
+    ({"pdn": ""}, "bad_pdn", "No game was found"),
+    ({"pdn": "[Event \"x\"]"}, "bad_pdn", "No game was found"),
+    ({"pdn": "1. 11-15 23-19 2. 11-15"}, "bad_pdn", "Ply 3, “11-15”, cannot be played"),
+    ({"pdn": "hello there"}, "bad_pdn", "Ply 1, “hello”, cannot be played"),
+    ({"pdn": '[FEN "B:W33:B1"] 1. 1-5'}, "bad_pdn", "The game's FEN tag cannot be set up"),
+    ({"pdn": "11-15 " * 5000}, "bad_pdn", "at most 20000 characters"),
+    ({"pdn": 12}, "bad_request", "JSON object"),
+    ([1, 2], "bad_request", "JSON object"),
+    (b"\xff\xfe not json", "bad_request", "JSON object"),
+    ({"pdn": "\x00\ud800"}, "bad_pdn", "cannot be played"),
+])
+def test_a_bad_record_is_refused_with_its_reason_and_nothing_stored(body, code, words):
+    before = Game.objects.count()
+    response = pdn(Client(), body)
+    assert response.status_code == 400, response.content
+    data = response.json()
+    assert data["error"] == code, data
+    assert words in data["message"], data
+    assert Game.objects.count() == before
+
+
+def test_a_body_over_the_upload_limit_is_refused_in_json_without_an_error_report(caplog):
+    response = pdn(Client(), {"pdn": "11-15 " * 600_000})
+    assert response.status_code == 413, response.content
+    assert response.json()["error"] == "too_large"
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+
+
+def test_pasting_a_pdn_needs_the_csrf_token():
+    response = Client(enforce_csrf_checks=True).post("/analysis/pdn", data=json.dumps({"pdn": "11-15"}),
+                                                     content_type="application/json")
+    assert response.status_code == 403

@@ -134,6 +134,9 @@ async def test_computer_accepts_a_rematch_with_colours_swapped(alice):
     comm, _ = await alice.connect(game_id)
     await comm.send_json_to({"type": "resign"})
     assert (await recv(comm))["what"] == "resigned"
+    farewell = await recv(comm, timeout=10)  # the computer says it once, in the players' room
+    assert farewell == {"type": "chat", "line": {**farewell["line"], "room": "players", "seat": "W",
+                                                 "name": "Computer (level 1)", "text": "Good game"}}
     await comm.send_json_to({"type": "rematch_offer"})
     assert (await recv(comm))["what"] == "rematch_offered"
     started = await recv(comm, timeout=20)

@@ -175,3 +175,91 @@ async def test_the_first_publish_after_its_connections_died_is_not_late(alice, b
     assert asyncio.get_running_loop().time() - started < 0.4
     for comm in (a, b):
         await comm.disconnect()
+
+
+def game_channels() -> set[str]:
+    """The game channels someone is subscribed to in Redis (the hub's link channel included)."""
+    admin = redis.Redis.from_url(settings.REDIS_URL)
+    try:
+        return {name.decode()[len(fanout._prefix()):] for name in admin.pubsub_channels(fanout._prefix() + "*")}
+    finally:
+        admin.close()
+
+
+async def test_a_process_subscribes_to_the_games_it_has_sockets_of_only(alice, bob, carol):
+    """The first socket of a game subscribes the process to it, the last one to leave unsubscribes
+    it; a game with no socket here is never read here."""
+    first = await start_game(alice, bob)
+    second = await start_game(alice, bob)
+    a, _ = await alice.connect(first)
+    assert {fanout.LINK_CHANNEL, first} <= game_channels() and second not in game_channels()
+    b, _ = await bob.connect(first)
+    c, _ = await carol.connect(second)
+    assert {first, second} <= game_channels()
+    assert fanout.hub().confirmed == {first, second}
+    await c.disconnect()
+    await asyncio.sleep(0.2)
+    assert first in game_channels() and second not in game_channels()
+    # A move of the game nobody here watches any more is not read by this process at all.
+    admin = redis.Redis.from_url(settings.REDIS_URL)
+    assert admin.pubsub_numsub(fanout.channel(second)) == [(fanout.channel(second).encode(), 0)]
+    admin.close()
+    await a.disconnect()
+    assert first in game_channels()  # Bob is still here
+    await b.disconnect()
+    await asyncio.sleep(0.2)
+    assert first not in game_channels() and fanout.LINK_CHANNEL in game_channels()
+    assert fanout.hub().confirmed == set()
+
+
+async def test_sockets_that_come_and_go_leave_the_game_subscribed_while_one_is_there(alice, bob):
+    """A game's only socket leaves and another joins at once, many times over (unsubscribe and
+    subscribe crossing in Redis): the one that stays gets every move."""
+    game_id = await start_game(alice, bob)
+    for _ in range(15):
+        comm, snap = await alice.connect(game_id)
+        await comm.disconnect()
+    a, snap = await alice.connect(game_id)
+    b, _ = await bob.connect(game_id)
+    await b.disconnect()
+    await asyncio.sleep(0.1)
+    assert game_id in game_channels()
+    outcome = await database_sync_to_async(actions.play_move)(game_id, alice.player_id, "11-15", snap["v"])
+    await publish(game_id, outcome.events)
+    event = await recv(a)
+    assert (event["type"], event["move"], event["v"]) == ("move", "11-15", snap["v"] + 1)
+    await a.disconnect()
+
+
+async def test_a_socket_that_joins_while_the_link_is_down_gets_its_game_subscribed(alice, bob, monkeypatch):
+    """The link to Redis drops; a socket of a game new to the process joins before it is back:
+    once it is back, the game's events reach that socket as events."""
+    monkeypatch.setattr(fanout, "RETRY_S", 2.0)  # time to join while the link is down
+    other = await start_game(alice, bob)
+    keep, _ = await bob.connect(other)   # the process has a socket, so the loss is noticed
+    game_id = await start_game(alice, bob)
+    hub = fanout.hub()
+    assert await asyncio.to_thread(kill_subscriptions) >= 1
+    for _ in range(100):
+        if hub.lost:
+            break
+        await asyncio.sleep(0.01)
+    assert hub.lost
+    a, snap = await alice.connect(game_id)
+    assert hub.lost and game_id not in hub.confirmed
+    for _ in range(300):
+        if game_id in hub.confirmed:
+            break
+        await asyncio.sleep(0.02)
+    assert game_id in hub.confirmed and not hub.lost
+    outcome = await database_sync_to_async(actions.play_move)(game_id, alice.player_id, "11-15", snap["v"])
+    await publish(game_id, outcome.events)
+    async def the_move():
+        while True:
+            message = await recv(a)
+            if message["type"] == "move":
+                return message
+    event = await asyncio.wait_for(the_move(), 5)
+    assert (event["move"], event["v"]) == ("11-15", snap["v"] + 1)
+    await a.disconnect()
+    await keep.disconnect()

@@ -686,14 +686,26 @@ async def test_lobby_flood_is_rate_limited_and_the_socket_recovers(alice):
     await a.disconnect()
 
 
-async def test_seek_without_a_name_anywhere_gets_bad_name(pools):
-    nameless = browser_without("name")
-    comm = await open_lobby(nameless)
-    await comm.send_json_to({"type": "seek"})
-    answer = await next_message(comm)
-    assert answer["code"] == "bad_name"
-    assert (await seek(comm, name="  Ann  "))["waiting"] == 1
-    await comm.disconnect()
+@pytest.mark.parametrize("fields", [{}, {"name": ""}, {"name": "   "}])
+async def test_seek_without_a_name_plays_as_the_visitors_guest(fields, pools):
+    """No name anywhere (none in the message, none remembered) or an emptied box: the visitor's
+    guest name, the same as on the home page's forms (game.names.display_name)."""
+    from game.names import guest_name
+
+    nameless, other = browser_without("name"), browser_without("name")
+    a, b = await open_lobby(nameless), await open_lobby(other)
+    assert (await seek(a, **fields))["waiting"] == 1
+    assert (await seek(b, name="Ann"))["waiting"] == 2
+    paired = await next_message(a)
+    assert paired["type"] == "paired", paired
+    assert (await next_message(b))["type"] == "paired"
+    game = await database_sync_to_async(stored_game)(paired["game"])
+    names = {"B": game.black_name, "W": game.white_name}
+    assert names[paired["color"]] == guest_name(nameless.player_id)
+    assert names["W" if paired["color"] == "B" else "B"] == "Ann"
+    assert guest_name(nameless.player_id).startswith("Guest ")
+    for comm in (a, b):
+        await comm.disconnect()
 
 
 async def test_lobby_without_player_id_is_refused_with_an_error():
@@ -772,3 +784,26 @@ async def test_pairing_in_one_tab_withdraws_the_players_other_seeks(alice, bob, 
     assert await quiet(c, 0.5) == []
     for comm in (tab1, tab2, b, c):
         await comm.disconnect()
+
+
+@pytest.mark.parametrize("name, code", [("Computer (level 5)", "name_reserved"), ("Guest 1234", "name_reserved"),
+                                        ("Marion", "name_taken"), ("marion", "name_taken")])
+async def test_a_guest_cannot_seek_under_a_name_passing_for_someone_else(name, code, pools):
+    """A typed name that passes for the site's own players or is an account's username: refused to
+    the seeker with its code, nothing in the pool."""
+    from django.contrib.auth.models import User
+
+    from game.models import Account
+
+    def make_account():
+        user = User.objects.create_user(username="Marion", password="Long-Pass-2026!")
+        Account.objects.create(user=user, player_id="e" * 32)
+
+    await database_sync_to_async(make_account)()
+    comm = await open_lobby(browser_without("name"))
+    await comm.send_json_to({"type": "seek", "name": name})
+    answer = await next_message(comm)
+    assert (answer["type"], answer["code"]) == ("error", code), answer
+    assert await pools.waiting(POOL) == 0
+    assert (await seek(comm, name="Marion Dupont"))["waiting"] == 1   # another name goes through
+    await comm.disconnect()

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+import redis.asyncio
 import sentry_sdk
 from channels.db import database_sync_to_async
 from channels.testing import HttpCommunicator, WebsocketCommunicator
@@ -31,6 +32,7 @@ from checkers_site.asgi import application
 from checkers_site.ops import errors, health, logs, metrics
 from game.engine import EngineBusy, EnginePool
 from game.round import actions, fanout
+from tests.system.processes import free_port
 from tests.web.conftest import recv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -213,27 +215,24 @@ def sample(name: str, **labels) -> float:
     return REGISTRY.get_sample_value(name, labels) or 0.0
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_failed_publishes_and_republishes_are_counted(monkeypatch):
-    calls = []
-
-    class FlakyHub:
-        async def publish(self, game_id, texts):
-            calls.append(texts)
-            if len(calls) == 1:
-                raise fanout.Unavailable("down")
-
-    monkeypatch.setattr(fanout, "hub", lambda: FlakyHub())
-    monkeypatch.setattr(fanout, "REPUBLISH_AFTER_S", (0.01,))
+    """The hub's Redis refuses the first publish (a server nobody serves); the republish, once the
+    working Redis is back, goes out: one failure and one republish counted."""
+    monkeypatch.setattr(fanout, "REPUBLISH_AFTER_S", (0.05,))
     failed, again = sample("checkers_event_publish_failures_total", when="first"), \
         sample("checkers_events_republished_total")
     from game.round.events import AudienceEvent
-    assert not await fanout.publish("g", [AudienceEvent(game_v=1, spectators=0, online={"B": True, "W": False})])
-    for _ in range(100):
-        if len(calls) == 2:
-            break
-        await asyncio.sleep(0.01)
+    hub = fanout.hub()
+    working = hub.client
+    hub.client = redis.asyncio.Redis.from_url(f"redis://127.0.0.1:{free_port()}/0", socket_connect_timeout=1)
+    try:
+        assert not await fanout.publish("g", [AudienceEvent(game_v=1, spectators=0, online={"B": True, "W": False})])
+    finally:
+        await hub.client.aclose()
+        hub.client = working
     assert sample("checkers_event_publish_failures_total", when="first") == failed + 1
-    assert sample("checkers_events_republished_total") == again + 1
+    assert await eventually(lambda: sample("checkers_events_republished_total") == again + 1, timeout=5)
 
 
 async def test_resubscriptions_and_resyncs_are_counted():
@@ -247,9 +246,10 @@ async def test_resubscriptions_and_resyncs_are_counted():
     members = [Member(), Member()]
     hub.members = {"g": set(members)}
     resubscribed, resyncs = sample("checkers_resubscriptions_total"), sample("checkers_resyncs_total")
-    hub._subscribed()  # the first: nothing missed
+    line = hub.line_of("g")
+    await line._subscribed()  # the first: nothing missed
     assert sample("checkers_resyncs_total") == resyncs
-    hub._subscribed()
+    await line._subscribed()
     assert [m.resynced for m in members] == [1, 1]
     assert sample("checkers_resubscriptions_total") == resubscribed + 1
     assert sample("checkers_resyncs_total") == resyncs + 2

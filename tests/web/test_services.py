@@ -199,8 +199,9 @@ def test_bump_stores_what_an_orm_update_stores(monkeypatch):
     with transaction.atomic():
         game = store.load_for_update(games[0].id)
         store.bump(game, **changes, next_game=rematches[0])
+    # The end of a game stamps finished_at too (store.bump, for every way a game ends).
     Game.objects.filter(pk=games[1].pk, version=games[1].version).update(
-        **changes, next_game=rematches[1], version=games[1].version + 1, updated_at=now)
+        **changes, next_game=rematches[1], version=games[1].version + 1, updated_at=now, finished_at=now)
     ours, theirs = row_of(Game, games[0].pk), row_of(Game, games[1].pk)
     assert ours.pop("id") != theirs.pop("id")
     assert (ours.pop("next_game_id"), theirs.pop("next_game_id")) == (rematches[0].pk, rematches[1].pk)

@@ -145,7 +145,8 @@ async def test_sync_at_the_current_version_answers_synced_without_reading_the_mo
     assert answer["type"] == "snapshot" and answer["v"] == moved["v"] and answer["moves"] == ["11-15"]
     await a.send_json_to({"type": "sync"})
     assert (await recv(a))["type"] == "snapshot"
-    assert len(snapshots) == 2
+    # The second snapshot at the same version is this process's copy (game/round/snapshots.py).
+    assert len(snapshots) == 1
     for comm in (a, b):
         await comm.disconnect()
 
@@ -157,3 +158,55 @@ async def test_sync_with_a_bad_v_is_refused(alice, bob):
         await a.send_json_to({"type": "sync", "v": v})
         assert (await recv(a))["code"] == "bad_message"
     await a.disconnect()
+
+
+@override_settings(GAME_SOCKETS_PER_SESSION=1, GAME_SOCKETS_PER_ADDRESS=0)
+async def test_a_session_just_refused_is_refused_again_without_asking_redis(alice, bob, monkeypatch):
+    """A burst of sockets over the limit costs one count in Redis: the next ones are refused by the
+    process from memory (for ``REFUSED_FOR_S``), until a socket of the session closes here."""
+    game_id = await start_game(alice, bob)
+    first = await open_socket(alice, game_id)
+    assert await admitted(first)
+    second = await open_socket(alice, game_id)
+    assert not await admitted(second)            # Redis counted it: over
+
+    class Broken:                                # from now on Redis would let anything in
+        async def eval(self, *args):
+            raise redis.ConnectionError("Redis is down")
+
+        def pipeline(self, *args, **kwargs):
+            raise redis.ConnectionError("Redis is down")
+
+    monkeypatch.setattr(admission, "_client", lambda: Broken())
+    third = await open_socket(alice, game_id)
+    assert not await admitted(third)             # refused from memory, Redis not asked
+    assert await admitted(await open_socket(bob, game_id))   # another session is not concerned
+    await first.disconnect()
+    await asyncio.sleep(0.2)                     # released in the background
+    again = await open_socket(alice, game_id)
+    assert await admitted(again)                 # its socket closed here: asked again (let in)
+    for comm in (second, third, again):
+        await comm.disconnect()
+
+
+@override_settings(GAME_SOCKET_RATE_LIMIT="5/second", GAME_SESSION_RATE_LIMIT="", GAME_ADDRESS_RATE_LIMIT="")
+async def test_a_socket_that_keeps_sending_over_its_rate_is_closed(alice, bob):
+    """More than 50 refused messages in 10 s: a flood, not a page; the socket is closed with 4429
+    (the page gives up) and the game goes on for the others."""
+    game_id = await start_game(alice, bob)
+    a, _ = await alice.connect(game_id)
+    b, _ = await bob.connect(game_id)
+    for _ in range(60):
+        await a.send_json_to({"type": "ping"})
+    outputs = []
+    while True:
+        output = await a.receive_output(timeout=5)
+        outputs.append(output)
+        if output["type"] == "websocket.close":
+            break
+    texts = [output.get("text", "") for output in outputs]
+    assert sum('"pong"' in t for t in texts) == 5 and sum('"rate_limited"' in t for t in texts) >= 1
+    assert outputs[-1] == {"type": "websocket.close", "code": 4429}
+    await b.send_json_to({"type": "ping"})
+    assert (await recv(b))["type"] == "pong"
+    await b.disconnect()

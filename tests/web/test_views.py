@@ -45,17 +45,17 @@ def test_create_game_seats_creator_and_shows_invite():
     assert game.white_name == "alice" and game.black_player == ""
     page = alice.get(f"/g/{game.id}/")
     assert page.status_code == 200
-    assert config_of(page) == {"gameId": game.id, "wsPath": f"/ws/game/{game.id}/", "you": "W"}
+    assert config_of(page) == {"gameId": game.id, "wsPath": f"/ws/game/{game.id}/", "you": "W", "fixedPlies": 0}
     assert f"http://testserver/g/{game.id}/".encode() in page.content
     assert b'id="join-game"' not in page.content
 
 
 def test_invalid_new_game_form_is_shown_again_and_creates_nothing():
-    response = Client().post("/", {"name": "", "color": "B"})
-    assert response.status_code == 200
+    response = Client().post("/", {"name": "x" * 25, "color": "B"})
+    assert response.status_code == 400
     assert Game.objects.count() == 0
     response = Client().post("/", {"name": "alice", "color": "purple"})
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert Game.objects.count() == 0
 
 
@@ -169,16 +169,29 @@ def test_live_games_lists_active_games_only():
     actions.create_game("c" * 32, "carol", "B")  # waiting: not listed
     data = Client().get("/games/live").json()
     assert data == {"games": [{"id": active.id, "black": "alice", "white": "bob", "ply": 0,
-                               "spectators": 0, "control": "untimed", "label": "Untimed"}]}
+                               "spectators": 0, "control": "untimed", "label": "Untimed",
+                               "black_computer": None, "white_computer": None}]}
     assert Client().get("/g/nosuchgame.pdn").status_code == 404
 
 
-def test_join_with_blank_name_shows_errors_and_keeps_seat_free():
+def test_live_games_name_the_computer_in_the_pages_language():
+    from game.round import actions
+
+    game = actions.start_game(black=("a" * 32, "alice"), white=("bot:2", "Computer (level 2)"))
+    [listed] = Client(HTTP_ACCEPT_LANGUAGE="fr").get("/games/live").json()["games"]
+    assert (listed["id"], listed["black"], listed["white"], listed["white_computer"]) == (
+        game.id, "alice", "Ordinateur (niveau 2)", 2)
+    page = Client(HTTP_ACCEPT_LANGUAGE="es").get("/").content.decode()
+    assert '<span class="player-name">Ordenador (nivel 2)</span>' in page
+    assert "Computer (level 2)" not in page
+
+
+def test_join_with_too_long_a_name_shows_errors_and_keeps_seat_free():
     alice, bob = Client(), Client()
     game = create(alice)
-    response = bob.post(f"/g/{game.id}/join", {"name": "   "})
+    response = bob.post(f"/g/{game.id}/join", {"name": "x" * 25})
     assert response.status_code == 400
-    assert b"This field is required." in response.content
+    assert b"Ensure this value has at most 24 characters" in response.content
     assert b'id="join-game"' in response.content
     game.refresh_from_db()
     assert (game.white_player, game.status) == ("", "waiting")
@@ -204,7 +217,7 @@ def test_create_game_with_time_control(fields, stored):
 ])
 def test_create_game_bad_time_control_refused(fields):
     response = Client().post("/", {"name": "alice", "color": "B", **fields})
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert Game.objects.count() == 0
 
 

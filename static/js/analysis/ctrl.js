@@ -1,8 +1,9 @@
 // The analysis board's state and actions: set up any position, play legal moves on it, load a
 // game and step through its moves, and ask the engine for its best move, evaluation and line.
 // The server is the judge of every position (GET /analysis/position), gives a game's moves
-// (GET /analysis/game/<id>), and runs the engine (POST /analysis/search); this page only keeps
-// what they answer.
+// (GET /analysis/game/<id>, or POST /analysis/pdn for a pasted record), and runs the engine
+// (POST /analysis/search); this page only keeps what they answer. The address names what is
+// shown: ?game=<id>&ply=<n> on a stored game's position, ?fen= elsewhere.
 
 import { BLACK, WHITE, parseFen } from '../fen.js';
 import { moveNumberAt } from '../notation.js';
@@ -13,6 +14,9 @@ import { gettext, interpolate } from '../i18n.js';
 const fmt = (format, values) => interpolate(format, values, true);
 
 const NUMBERS_KEY = 'checkers.showNumbers';
+const AUTO_KEY = 'checkers.analyseEveryPosition';
+/** With "analyse every position" on, the engine starts once the board has stayed this long. */
+const AUTO_DELAY_MS = 250;
 const FEN_EXAMPLE = 'B:W21,22,23:B1,2,3';
 
 /** PDN FEN of a position {turn, pieces: Map square -> {color, king}}, squares ascending, White first. */
@@ -88,6 +92,18 @@ export function gameIdFrom(text) {
   return /^[A-Za-z0-9_-]{1,64}$/.test(id) ? id : null;
 }
 
+/** True when the "Load" box holds a game record (PDN, or moves such as "1. 11-15 23-19"), not a link or id. */
+export function looksLikePdn(text) {
+  const value = String(text || '').trim();
+  return /[\[\n{]/.test(value) || /^(\d+\.+\s*)?\d{1,2}\s*[-xX:]\s*\d{1,2}\b/.test(value);
+}
+
+/** The CSRF token of the page (for the POST endpoints). */
+function csrfToken() {
+  const token = document.querySelector('input[name="csrfmiddlewaretoken"]');
+  return token ? token.value : '';
+}
+
 /** What the "Load" box says of a game the server does not know. */
 export function noSuchGame(id) {
   return fmt(gettext('No game “%(id)s” was found. Check the link for a typo.'), { id });
@@ -109,7 +125,7 @@ export class AnalysisCtrl {
     this.redraw = redraw || (() => {});
     this.fen = config.fen;
     this.position = parseFen(config.fen);
-    this.info = null; // the server's view of this.fen: {fen, turn, legal, over, winner, reason}
+    this.info = null; // the server's view of this.fen: {fen, turn, legal, over, winner, reason, verdict}
     // What went wrong, each shown where it belongs: `fenError` (a position refused: next to the
     // FEN box), `gameError` (the "Load" box), `error` (the engine or a move: at the top).
     this.error = null;
@@ -140,6 +156,11 @@ export class AnalysisCtrl {
     }
     this.moveNumber = number || 1;
     this.thinking = false;
+    this.autoAnalyse = loadFlag(AUTO_KEY);
+    this.autoTimer = null;
+    // A FEN refused from the box: the box shows the board's position again (the refused text is
+    // quoted in the error), told to the view once by this flag.
+    this.fenBoxReset = false;
     this.loading = false;
     this.requests = 0; // answers to older requests are dropped
     this.showNumbers = loadFlag(NUMBERS_KEY);
@@ -312,14 +333,16 @@ export class AnalysisCtrl {
   // ---- a game from the server --------------------------------------------------
 
   /**
-   * The "Load" box: a game's link or id (or a FEN pasted there). The board changes only when it
-   * is found: then it shows the game's current position, with its moves to step through;
-   * otherwise the reason shows next to the box and the position stays.
+   * The "Load" box: a game's link or id, a game record (PDN, or its moves), or a FEN pasted
+   * there. The board changes only when it is found: then it shows the game's position after
+   * `ply` plies (default: its current position), with its moves to step through; otherwise the
+   * reason shows next to the box and the position stays.
    */
-  async loadGame(text) {
+  async loadGame(text, ply = null) {
     const value = String(text || '').trim();
     if (/^[BW]\s*:/i.test(value)) return this.ask(value, null, { keepBoard: true, errorTo: 'game' });
-    if (!value) return this.failGame(gettext('Paste a game link (…/g/abc123/) or a game id first.'));
+    if (!value) return this.failGame(gettext('Paste a game link (…/g/abc123/), a game id or a game record (PDN) first.'));
+    if (looksLikePdn(value)) return this.loadPdn(value);
     const id = gameIdFrom(value);
     if (!id) {
       return this.failGame(
@@ -343,21 +366,53 @@ export class AnalysisCtrl {
     }
     this.gameLoading = false;
     if (status === 404) return this.failGame(noSuchGame(id));
+    return this.takeGame(status, data, ply);
+  }
+
+  /** A pasted game record (PDN or a list of moves): the server replays it; its moves to step through. */
+  async loadPdn(text) {
+    this.gameLoading = true;
+    this.gameError = null;
+    this.redraw();
+    let status = 0;
+    let data = null;
+    try {
+      const response = await fetch(this.config.pdnUrl, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-CSRFToken': csrfToken() },
+        body: JSON.stringify({ pdn: text }),
+      });
+      status = response.status;
+      data = await response.json();
+    } catch (err) {
+      data = null;
+    }
+    this.gameLoading = false;
+    if (status === 400 && data && data.message) return this.failGame(data.message);
+    return this.takeGame(status, data, null);
+  }
+
+  /** The server's answer with a game (stored or pasted): show it at `ply` (its last position when null). */
+  takeGame(status, data, ply) {
     if (status !== 200 || !data || !Array.isArray(data.moves) || !Array.isArray(data.fens)) {
       return this.failGame(gettext('The server could not be reached; try again.'));
     }
     this.game = {
-      id: data.id,
+      id: data.id || null,
       startFen: data.start_fen,
       moves: data.moves,
       fens: data.fens,
       fen: data.fen,
-      status: data.status,
+      status: data.status || null,
+      result: data.result || '*',
+      black: data.black || null,
+      white: data.white || null,
+      siteDraw: data.site_draw || null, // a record from elsewhere played on past a draw the site declares
       first: String(data.start_fen)[0] === WHITE ? WHITE : BLACK,
     };
     this.gamePly = null;
     this.gameError = null;
-    return this.goTo(data.moves.length);
+    return this.goTo(ply === null || ply === undefined ? data.moves.length : ply);
   }
 
   failGame(message) {
@@ -444,7 +499,11 @@ export class AnalysisCtrl {
       else {
         const plain = code === 'bad_fen' ? plainFenError(message) : message;
         if (errorTo === 'game') this.gameError = plain;
-        else this.fenError = plain;
+        else if (keepBoard) {
+          // The box goes back to the board's position; the refused text is quoted with the reason.
+          this.fenError = fmt(gettext('“%(fen)s” was not set up: %(reason)s'), { fen: fen.slice(0, 120), reason: plain });
+          this.fenBoxReset = true;
+        } else this.fenError = plain;
       }
       if (!keepBoard && !move) this.info = null;
       this.redraw();
@@ -472,14 +531,54 @@ export class AnalysisCtrl {
     this.position = parseFen(data.fen);
     this.best = null;
     this.input.clear();
+    this.writeAddress();
+    this.redraw();
+    this.scheduleAuto();
+    return true;
+  }
+
+  /** The address of what the board shows: a stored game's ply (?game=&ply=), else its FEN. */
+  address() {
+    const game = this.game;
+    if (game && this.gamePly !== null) {
+      if (game.id) return `?game=${encodeURIComponent(game.id)}&ply=${this.gamePly}`;
+      return window.location.pathname; // a pasted record has no address of its own
+    }
+    const number = this.moveNumber > 1 ? `&move_number=${this.moveNumber}` : '';
+    return `?fen=${encodeURIComponent(this.fen)}${number}`;
+  }
+
+  writeAddress() {
     try {
-      const number = this.moveNumber > 1 ? `&move_number=${this.moveNumber}` : '';
-      window.history.replaceState(null, '', `?fen=${encodeURIComponent(data.fen)}${number}`);
+      const next = this.address();
+      if (`${window.location.pathname}${window.location.search}` !== next && window.location.search !== next) {
+        window.history.replaceState(null, '', next);
+      }
     } catch (err) {
       /* a sandboxed page: the address stays */
     }
+  }
+
+  // ---- the engine on every position ------------------------------------------------
+
+  setAutoAnalyse(on) {
+    this.autoAnalyse = !!on;
+    saveFlag(AUTO_KEY, this.autoAnalyse);
     this.redraw();
-    return true;
+    this.scheduleAuto();
+  }
+
+  /** With "analyse every position" on: ask the engine about the position shown, once it has
+   *  stayed AUTO_DELAY_MS (stepping quickly through a game starts no search per step). */
+  scheduleAuto() {
+    clearTimeout(this.autoTimer);
+    this.autoTimer = null;
+    if (!this.autoAnalyse || !this.valid || this.info.over || this.best) return;
+    const fen = this.fen;
+    this.autoTimer = setTimeout(() => {
+      this.autoTimer = null;
+      if (fen === this.fen && !this.thinking) this.analyse(this.thinkMs ? this.thinkMs() : this.config.defaultMs);
+    }, AUTO_DELAY_MS);
   }
 
   // ---- the engine -------------------------------------------------------------
@@ -487,7 +586,6 @@ export class AnalysisCtrl {
   async analyse(timeMs) {
     if (!this.valid || this.thinking) return false;
     const fen = this.fen;
-    const token = document.querySelector('input[name="csrfmiddlewaretoken"]');
     this.thinking = true;
     this.best = null;
     this.redraw();
@@ -496,7 +594,7 @@ export class AnalysisCtrl {
     try {
       const response = await fetch(this.config.searchUrl, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-CSRFToken': token ? token.value : '' },
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-CSRFToken': csrfToken() },
         body: JSON.stringify({ fen, time_ms: Number(timeMs) || this.config.defaultMs }),
       });
       data = await response.json();
@@ -507,6 +605,7 @@ export class AnalysisCtrl {
     this.thinking = false;
     if (fen !== this.fen) {
       this.redraw(); // the position changed meanwhile: the answer is for another one
+      this.scheduleAuto();
       return false;
     }
     if (!ok) this.error = data && data.message ? data.message : gettext('The engine refused.');

@@ -5,7 +5,7 @@
 import { AnalysisCtrl, gameIdFrom, noSuchGame, plainFenError } from './ctrl.js';
 import { AnalysisView } from './view.js';
 import { wireReplay } from '../view/replay.js';
-import { gettext } from '../i18n.js';
+import { gettext, interpolate } from '../i18n.js';
 
 function byId(id) {
   return document.getElementById(id);
@@ -45,6 +45,8 @@ function wirePanel(ctrl) {
   byId('flip').addEventListener('click', () => ctrl.flip());
   byId('toggle-numbers').addEventListener('change', (e) => ctrl.toggleNumbers(e.target.checked));
   byId('analyse').addEventListener('click', () => ctrl.analyse(byId('think-ms').value));
+  ctrl.thinkMs = () => byId('think-ms').value;
+  byId('auto-analyse').addEventListener('change', (e) => ctrl.setAutoAnalyse(e.target.checked));
   byId('play-best').addEventListener('click', () => {
     if (ctrl.best && ctrl.best.move) ctrl.play(ctrl.best.move);
   });
@@ -59,6 +61,12 @@ function wirePanel(ctrl) {
     if (e.key === 'Enter') {
       e.preventDefault();
       ctrl.load(fenInput.value);
+    }
+  });
+  fenInput.addEventListener('input', () => {
+    if (ctrl.fenError) {
+      ctrl.fenError = null; // a new attempt: the old refusal goes
+      ctrl.redraw();
     }
   });
   const copy = byId('fen-copy');
@@ -76,6 +84,13 @@ function wirePanel(ctrl) {
     e.preventDefault(); // found: the board shows it here; not found: the position stays
     ctrl.loadGame(gameSource.value);
   });
+  gameSource.addEventListener('keydown', (e) => {
+    // A pasted record may span lines (Shift+Enter); Enter alone loads, as in a one-line box.
+    if (e.key === 'Enter' && !e.shiftKey) {
+      e.preventDefault();
+      ctrl.loadGame(gameSource.value);
+    }
+  });
   gameSource.addEventListener('input', () => {
     if (ctrl.gameError) {
       ctrl.gameError = null;
@@ -90,18 +105,20 @@ function wirePanel(ctrl) {
 /** The position the page was opened with, or the game it names; why not, when the server refused it. */
 async function start(ctrl, config) {
   const params = new URLSearchParams(window.location.search); // before the address is rewritten
-  if (config.game && (await ctrl.loadGame(config.game))) return;
+  const ply = /^\d{1,4}$/.test(params.get('ply') || '') ? Number(params.get('ply')) : null;
+  if (config.game && (await ctrl.loadGame(config.game, ply))) return;
   await ctrl.show(config.fen);
   if (!config.error) return;
-  // Why the page's ?fen= or ?game= was not used: shown next to its box, with the text to fix.
+  // Why the page's ?fen= or ?game= was not used: shown next to its box (a refused FEN quoted
+  // in the reason; the box shows the board's position).
   if (params.get('game') && !params.get('fen')) {
     byId('game-source').value = params.get('game');
     const id = gameIdFrom(params.get('game'));
     ctrl.gameError = id ? noSuchGame(id) : config.error;
-  } else {
-    ctrl.fenError = plainFenError(config.error);
-    if (params.get('fen')) byId('fen-input').value = params.get('fen');
-  }
+  } else if (params.get('fen')) {
+    ctrl.fenError = interpolate(gettext('“%(fen)s” was not set up: %(reason)s'),
+      { fen: params.get('fen').slice(0, 120), reason: plainFenError(config.error) }, true);
+  } else ctrl.fenError = plainFenError(config.error);
   ctrl.redraw();
 }
 

@@ -5,7 +5,7 @@
 import { BoardView } from '../view/board.js';
 import { MoveListView } from '../view/move-list.js';
 import { BLACK, WHITE, colorName, opposite, jumpedSquare } from '../fen.js';
-import { movePath, moveText, plyText } from '../notation.js';
+import { movePath, moveText, plyText, resultWords } from '../notation.js';
 import { gettext, ngettext, interpolate, language } from '../i18n.js';
 
 const fmt = (format, values) => interpolate(format, values, true);
@@ -33,8 +33,9 @@ function gameStatus(status) {
 
 /**
  * The engine's verdict in words. `score` is in hundredths of a man from the side to move's view;
- * the text names the side that is better and by how much, in men: "Equal",
- * "Black is better (+1.25)", "White wins (a forced win in 3 moves)".
+ * the text names the side that is better and gives the evaluation in men from Black's side
+ * (Black moves first): "Equal", "Black is better (+1.25)", "White is better (−0.50)",
+ * "White wins (a forced win in 3 moves)".
  */
 export function describeScore(result, turn) {
   if (result.mate !== null && result.mate !== undefined) {
@@ -49,8 +50,23 @@ export function describeScore(result, turn) {
   const forBlack = turn === BLACK ? result.score : -result.score;
   if (Math.abs(forBlack) < EQUAL_WITHIN) return gettext('Equal');
   const ahead = forBlack > 0 ? BLACK : WHITE;
-  const score = `+${(Math.abs(forBlack) / 100).toLocaleString(language(), { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+  const men = (Math.abs(forBlack) / 100).toLocaleString(language(), { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+  const score = `${forBlack > 0 ? '+' : '\u2212'}${men}`; // + Black is ahead, − (minus sign) White
   return fmt(ahead === BLACK ? gettext('Black is better (%(score)s)') : gettext('White is better (%(score)s)'), { score });
+}
+
+/**
+ * The endgame database's exact result in words: `verdict` is {result, winner: 'B'|'W'|null, plies}
+ * (as the server gives it): "White wins (in 31 plies with best play)", "Draw with best play".
+ */
+export function describeVerdict(verdict) {
+  if (!verdict.winner) return gettext('Draw with best play');
+  const plies = verdict.plies;
+  const format =
+    verdict.winner === BLACK
+      ? ngettext('Black wins (in %(count)s ply with best play)', 'Black wins (in %(count)s plies with best play)', plies)
+      : ngettext('White wins (in %(count)s ply with best play)', 'White wins (in %(count)s plies with best play)', plies);
+  return fmt(format, { count: plies });
 }
 
 function byId(id) {
@@ -59,6 +75,26 @@ function byId(id) {
 
 function text(node, value) {
   if (node && node.textContent !== value) node.textContent = value;
+}
+
+/** A line of moves ("1. 1-6 32-27 2. 5-1 ..."): each numbered pair kept on one row (a long line wraps
+ *  between pairs, never inside a move); the text stays the same. */
+function lineText(node, value) {
+  if (!node || node.textContent === value) return;
+  const pairs = [];
+  for (const token of value.split(' ')) {
+    if (!pairs.length || /^\d+\.$/.test(token)) pairs.push([token]);
+    else pairs[pairs.length - 1].push(token);
+  }
+  const children = [];
+  pairs.forEach((pair, i) => {
+    if (i) children.push(document.createTextNode(' '));
+    const span = document.createElement('span');
+    span.className = 'line-pair';
+    span.textContent = pair.join(' ');
+    children.push(span);
+  });
+  node.replaceChildren(...children);
 }
 
 export class AnalysisView {
@@ -132,6 +168,12 @@ export class AnalysisView {
       status = parts.join(' · ');
     }
     text(byId('analysis-status'), status);
+    // The exact result once few pieces are left (the endgame database); none after the game's end.
+    const verdict = info && !info.over && info.verdict ? info.verdict : null;
+    const verdictBox = byId('analysis-verdict');
+    verdictBox.hidden = !verdict;
+    verdictBox.dataset.result = verdict ? verdict.result : '';
+    text(byId('analysis-verdict-text'), verdict ? describeVerdict(verdict) : '');
     const error = byId('analysis-error');
     text(error, ctrl.error || '');
     error.hidden = !ctrl.error;
@@ -160,6 +202,11 @@ export class AnalysisView {
     byId('toggle-numbers').checked = ctrl.showNumbers;
 
     const fenInput = byId('fen-input');
+    if (ctrl.fenBoxReset) {
+      ctrl.fenBoxReset = false; // a refused FEN: the box shows the board's position again
+      delete fenInput.dataset.shown;
+      fenInput.value = ctrl.fen;
+    }
     if (document.activeElement !== fenInput && fenInput.dataset.shown !== ctrl.fen) {
       fenInput.value = ctrl.fen;
       fenInput.dataset.shown = ctrl.fen;
@@ -184,6 +231,7 @@ export class AnalysisView {
     }
     for (const button of list.querySelectorAll('button')) button.disabled = ctrl.loading;
 
+    byId('auto-analyse').checked = ctrl.autoAnalyse;
     const analyse = byId('analyse');
     analyse.disabled = !info || info.over || ctrl.thinking || ctrl.loading;
     text(analyse, ctrl.thinking ? gettext('Thinking…') : gettext('Best move'));
@@ -193,8 +241,9 @@ export class AnalysisView {
     result.hidden = !best;
     if (best) {
       text(byId('engine-move'), best.move || '—');
-      text(byId('engine-eval'), describeScore(best, best.turn));
-      text(byId('engine-pv'), best.pv.length ? moveText(best.pv, best.turn, best.moveNumber || 1) : '—');
+      // An exact result from the endgame database says more than the search's evaluation.
+      text(byId('engine-eval'), best.verdict ? describeVerdict(best.verdict) : describeScore(best, best.turn));
+      lineText(byId('engine-pv'), best.pv.length ? moveText(best.pv, best.turn, best.moveNumber || 1) : '—');
       const seconds = (best.elapsed_ms / 1000).toLocaleString(language(), { minimumFractionDigits: 1, maximumFractionDigits: 1 });
       text(
         byId('engine-info'),
@@ -205,6 +254,7 @@ export class AnalysisView {
         }),
       );
       result.dataset.move = best.move || '';
+      result.dataset.fen = best.fen || '';
       result.dataset.score = String(best.score);
       byId('play-best').disabled = !best.move || ctrl.loading;
     }
@@ -229,13 +279,39 @@ export class AnalysisView {
     const ply = ctrl.gamePly;
     const link = byId('game-link');
     const href = `/g/${encodeURIComponent(game.id)}/`;
-    if (link.getAttribute('href') !== href) link.setAttribute('href', href);
+    if (game.id && link.getAttribute('href') !== href) link.setAttribute('href', href);
+    link.hidden = !game.id; // a pasted record has no page
     const status = gameStatus(game.status);
-    text(link, status ? fmt(gettext('Game %(id)s (%(status)s)'), { id: game.id, status }) : fmt(gettext('Game %(id)s'), { id: game.id }));
+    if (game.id) {
+      text(link, status ? fmt(gettext('Game %(id)s (%(status)s)'), { id: game.id, status }) : fmt(gettext('Game %(id)s'), { id: game.id }));
+    }
+    const players = byId('game-players');
+    const names = game.black || game.white
+      ? fmt(gettext('%(black)s (Black) – %(white)s (White)'), { black: game.black || '?', white: game.white || '?' })
+      : '';
+    text(players, names);
+    const result = byId('game-result');
+    const words = resultWords(game.result);
+    text(result, words ? game.result : '');
+    if (words) result.title = words;
+    else result.removeAttribute('title');
+    text(byId('game-result-words'), words);
+    // A record from elsewhere goes on past a repetition or the forty-move count: over the board they are claimed.
+    const note = byId('game-site-draw');
+    if (note) {
+      const draw = game.siteDraw;
+      note.hidden = !draw;
+      if (draw) {
+        text(note, draw.termination === 'forty_moves'
+          ? fmt(gettext('The site would have declared a draw by the forty-move rule after ply %(ply)s; over the board a draw is claimed, and this game went on.'), { ply: draw.ply })
+          : fmt(gettext('The site would have declared a draw by threefold repetition after ply %(ply)s; over the board a draw is claimed, and this game went on.'), { ply: draw.ply }));
+      }
+    }
     this.moveList.render(game.moves, game.first, ply, ply !== null && ply < n);
     let where;
     if (ply !== null) {
-      where = `${plyText(game.moves, game.first, ply)} · ${fmt(ngettext('%(shown)s of %(count)s move', '%(shown)s of %(count)s moves', n), { shown: ply, count: n })}`;
+      // Plies, not moves: a move is a pair of plies, Black's and White's.
+      where = `${plyText(game.moves, game.first, ply)} · ${fmt(ngettext('ply %(shown)s of %(count)s', 'ply %(shown)s of %(count)s', n), { shown: ply, count: n })}`;
     } else if (!ctrl.branchPly) where = gettext("Moves played here, from the game's start position");
     else {
       where = fmt(gettext("Moves played here, from the game's position %(position)s"), {

@@ -1,9 +1,10 @@
-// The game actions panel: draw offers and answers, resignation (with a
-// confirmation step), abort, and after the game the rematch. Every button only
-// sends a message; what the page shows follows the server's state.
+// The game actions panel: draw offers and answers, takeback proposals and answers,
+// resignation (with a confirmation step), abort, and after the game the rematch.
+// Every button only sends a message; what the page shows follows the server's state.
 
 import { colorName } from '../fen.js';
 import { gettext, ngettext, interpolate } from '../i18n.js';
+import { COMPUTER_TAKEBACK_MAX_LEVEL } from '../ctrl.js';
 
 const fmt = (format, values) => interpolate(format, values, true);
 
@@ -58,6 +59,9 @@ export class ActionsView {
     on(els.declineRematch, () => ctrl.act('rematch_decline'));
     on(els.claimWin, () => ctrl.act('claim_win'));
     on(els.claimDraw, () => ctrl.act('claim_draw'));
+    on(els.proposeTakeback, () => ctrl.act('takeback_propose'));
+    on(els.acceptTakeback, () => ctrl.act('takeback_accept'));
+    on(els.declineTakeback, () => ctrl.act('takeback_decline'));
     if (els.resignBox) {
       els.resignBox.addEventListener('keydown', (e) => {
         if (e.key === 'Escape') this.closeResign(true);
@@ -164,6 +168,8 @@ export class ActionsView {
     show(els.drawHint, !!hint);
     if (els.offerDraw) els.offerDraw.title = hint || (myOffer ? gettext('Your offer is pending') : gettext('Offer a draw'));
 
+    const takeback = this.renderTakeback(seatedInPlay, busy);
+
     show(els.resign, seatedInPlay && !this.confirmingResign);
     enable(els.resign, !busy);
     if (!seatedInPlay) this.confirmingResign = false;
@@ -238,8 +244,78 @@ export class ActionsView {
     show(els.rematchActions, canRematch && !theirProposal);
 
     const anything =
-      theirOffer || !!pendingText || seatedInPlay || ctrl.canAbort || canRematch || !!note || !!claimText;
+      theirOffer || !!pendingText || seatedInPlay || ctrl.canAbort || canRematch || !!note || !!claimText || takeback;
     show(els.panel, anything);
     if (els.panel) els.panel.dataset.busy = busy ? '1' : '';
+  }
+
+  /**
+   * Takebacks: the "Propose takeback" button, the opponent's proposal to accept or decline, the
+   * pending proposal (for the proposer and the spectators), and why proposing is not possible
+   * now (too soon after a declined one, or a computer that grants none). Returns true when it
+   * shows anything.
+   */
+  renderTakeback(seatedInPlay, busy) {
+    const ctrl = this.ctrl;
+    const els = this.els;
+    const s = ctrl.state;
+    const you = ctrl.you;
+    const active = !!(s && s.status === 'active');
+    const offer = active ? s.takeback_offer : null;
+    const theirs = !!(offer && you && offer !== you);
+    const mine = !!(offer && you && offer === you);
+
+    show(els.takebackOfferBox, theirs);
+    if (theirs) text(els.takebackOfferText, fmt(gettext('%(name)s proposes to take back their last move'), { name: this.name(offer) }));
+    enable(els.acceptTakeback, theirs && !busy);
+    enable(els.declineTakeback, theirs && !busy);
+
+    const opponentName = ctrl.seatName(ctrl.opponent);
+    const pending = mine
+      ? opponentName
+        ? fmt(gettext('Takeback proposed by you · waiting for %(name)s'), { name: opponentName })
+        : gettext('Takeback proposed by you · waiting for your opponent')
+      : offer && !you
+        ? fmt(gettext('Takeback proposed by %(name)s'), { name: this.name(offer) })
+        : '';
+    text(els.takebackPending, pending);
+    show(els.takebackPending, !!pending);
+
+    const level = seatedInPlay ? ctrl.opponentComputer : null;
+    const refuses = level !== null && level > COMPUTER_TAKEBACK_MAX_LEVEL;
+    const allowedAt = ctrl.takebackAllowedAt;
+    const tooSoon = seatedInPlay && !level && s.ply < allowedAt;
+    const can = seatedInPlay && ctrl.hasTakeback && !refuses && !tooSoon && !mine && !theirs;
+    show(els.proposeTakeback, seatedInPlay && !theirs && !refuses);
+    enable(els.proposeTakeback, can && !busy);
+    let hint = '';
+    if (refuses) {
+      hint = fmt(gettext('The computer at level %(level)s grants no takebacks (levels 1 to %(max)s do).'), {
+        level,
+        max: COMPUTER_TAKEBACK_MAX_LEVEL,
+      });
+    } else if (tooSoon && !mine && !theirs) {
+      const moves = Math.ceil((allowedAt - s.ply) / 2);
+      hint = fmt(
+        ngettext(
+          'Your takeback proposal was declined. You can propose again after %(count)s more move of yours.',
+          'Your takeback proposal was declined. You can propose again after %(count)s more moves of yours.',
+          moves,
+        ),
+        { count: moves },
+      );
+    }
+    text(els.takebackHint, hint);
+    show(els.takebackHint, !!hint);
+    if (els.proposeTakeback) {
+      els.proposeTakeback.title =
+        hint ||
+        (mine
+          ? gettext('Your proposal is pending')
+          : level
+            ? gettext('Take back your last move: the computer grants it at once')
+            : gettext('Ask your opponent to let you take back your last move'));
+    }
+    return theirs || !!pending || !!hint;
   }
 }

@@ -1,8 +1,12 @@
 // The board: 8x8 cells from the viewer's side, pieces, highlights, and input
 // (click/tap, drag and drop with pointer events, keyboard cursor). The route being picked is
-// the controller's `input` (a RouteInput, input.js); clicks and drops go to the controller.
+// the controller's `input` (a RouteInput, input.js); while the opponent thinks, the game page's
+// premove route (`ctrl.premoves`, premove.js) takes its place and is drawn apart. The last move
+// shows its route and the pieces it captured (ghosts on their squares); a move waiting for
+// confirmation (`ctrl.confirming`) is drawn as a route. Clicks and drops go to the controller.
+// Coordinates (files and ranks on the edges) and square numbers are settings (settings.js).
 
-import { BLACK, squareToRowCol, rowColToSquare, jumpedSquare } from '../fen.js';
+import { BLACK, squareToRowCol, rowColToSquare, jumpedSquare, parseFen } from '../fen.js';
 import { movePath } from '../notation.js';
 import { gettext, interpolate } from '../i18n.js';
 
@@ -57,7 +61,10 @@ export class BoardView {
       if (this.drag) e.preventDefault();
     });
     document.addEventListener('pointerdown', (e) => {
-      if (!root.contains(e.target)) ctrl.cancel(); // click elsewhere on the page
+      // A click elsewhere on the page cancels the route, a premove or a move awaiting
+      // confirmation; the confirmation's own buttons ([data-keeps-route]) do not.
+      const keep = e.target instanceof Element && e.target.closest('[data-keeps-route]');
+      if (!root.contains(e.target) && !keep) ctrl.cancel();
     });
     document.addEventListener('keydown', (e) => {
       if (e.key === 'Escape') ctrl.cancel();
@@ -94,6 +101,18 @@ export class BoardView {
         const rc = this.orientation === BLACK ? { r: 7 - row, c: 7 - col } : { r: row, c: col };
         cell.dataset.name = files[rc.c] + String(8 - rc.r);
         cell.id = n ? `sq-${n}` : `cell-${files[rc.c]}${8 - rc.r}`;
+        if (row === 7) {
+          // Drawn by CSS from data-coord: no text in the square, whose label names it (axe: a
+          // square's visible text must be part of its accessible name).
+          const file = el('span', 'coord coord-file', { 'aria-hidden': 'true' });
+          file.dataset.coord = files[rc.c];
+          cell.appendChild(file);
+        }
+        if (col === 0) {
+          const rank = el('span', 'coord coord-rank', { 'aria-hidden': 'true' });
+          rank.dataset.coord = String(8 - rc.r);
+          cell.appendChild(rank);
+        }
         if (n) {
           cell.dataset.square = String(n);
           const num = el('span', 'sq-num', { 'aria-hidden': 'true' });
@@ -101,7 +120,8 @@ export class BoardView {
           cell.appendChild(num);
           this.cells.set(n, { cell, piece: null, pieceKey: '', num });
         } else {
-          cell.setAttribute('aria-hidden', 'true');
+          // Named, not hidden: the keyboard cursor (aria-activedescendant) may rest on it.
+          cell.setAttribute('aria-label', interpolate(gettext('%(name)s, light square'), { name: cell.dataset.name }, true));
         }
         rowEl.appendChild(cell);
         this.grid[row].push(cell);
@@ -129,11 +149,13 @@ export class BoardView {
       this.cursor = null;
     }
     const pieces = ctrl.shownPosition.pieces;
-    const input = ctrl.input; // the route being picked (see input.js)
-    const movable = input.movable();
-    const mustCapture = input.mustCapture; // every legal move captures: ring the pieces that can
+    const input = this.routeInput(); // the route being picked (see input.js): a move or a premove
+    const premoving = input !== ctrl.input;
+    const movable = premoving ? new Set() : input.movable();
+    const mustCapture = !premoving && input.mustCapture; // every legal move captures: ring the pieces that can
     const dests = input.destinations();
     const path = input.path;
+    const confirming = ctrl.confirming ? movePath(ctrl.confirming) : [];
     const selected = path.length ? path[0] : null;
     const tip = path.length ? path[path.length - 1] : null;
     const shownLast = ctrl.shownLastMove;
@@ -141,6 +163,7 @@ export class BoardView {
     const lastFrom = last.length ? last[0] : null;
     const lastTo = last.length ? last[last.length - 1] : null;
     const lastVia = new Set(last.slice(1, -1));
+    const captured = this.capturedBy(last); // square -> the piece the last move took there
     const routeSet = new Set(path.slice(1));
     const jumped = new Set();
     for (let i = 1; i < path.length; i++) {
@@ -154,6 +177,10 @@ export class BoardView {
     const root = this.root;
     root.classList.toggle('keyboard-focus', !!(this.keyboard && document.activeElement === root));
     root.classList.toggle('show-numbers', ctrl.showNumbers);
+    root.classList.toggle('show-coords', !!ctrl.showCoords);
+    root.classList.toggle('premoving', premoving && path.length > 0);
+    root.classList.toggle('confirming', confirming.length > 0);
+    root.dataset.premove = premoving && path.length > 1 ? input.text : '';
     root.classList.toggle('interactive', ctrl.canInput);
     root.classList.toggle('my-turn', ctrl.isMyTurn);
     root.classList.toggle('over', ctrl.isOver);
@@ -182,12 +209,22 @@ export class BoardView {
       if (movable.has(n) && !path.length) classes.push('movable');
       else if (movable.has(n)) classes.push('movable-other');
       if (mustCapture && movable.has(n)) classes.push('must-capture');
-      if (n === selected) classes.push('selected');
-      if (n === selected && path.length > 1) classes.push('lifted');
-      if (jumped.has(n)) classes.push('jumped');
-      if (routeSet.has(n)) classes.push('route');
-      if (n === tip && path.length > 1) classes.push('route-tip');
+      if (premoving) {
+        if (n === selected) classes.push('premove-from');
+        if (routeSet.has(n)) classes.push('premove-route');
+        if (n === tip && path.length > 1) classes.push('premove-tip');
+        if (dests.has(n)) classes.push('premove-dest');
+      } else {
+        if (n === selected) classes.push('selected');
+        if (n === selected && path.length > 1) classes.push('lifted');
+        if (jumped.has(n)) classes.push('jumped');
+        if (routeSet.has(n)) classes.push('route');
+        if (n === tip && path.length > 1) classes.push('route-tip');
+      }
       if (dests.has(n)) classes.push('dest');
+      if (confirming.length && n === confirming[0]) classes.push('confirm-from');
+      if (confirming.length && n === confirming[confirming.length - 1]) classes.push('confirm-to');
+      if (captured.has(n)) classes.push('captured');
       if (dests.has(n) && piece) classes.push('occupied');
       if (n === lastFrom) classes.push('last-from');
       if (n === lastTo) classes.push('last-to');
@@ -203,6 +240,9 @@ export class BoardView {
       if (dests.has(n)) label.push(gettext('move here'));
       else if (movable.has(n) && !path.length) label.push(mustCapture ? gettext('can capture') : gettext('can move'));
       if (n === lastFrom || n === lastTo) label.push(gettext('last move'));
+      if (captured.has(n)) label.push(gettext('captured by the last move'));
+      if (premoving && n === selected) label.push(gettext('premove from here'));
+      if (premoving && routeSet.has(n)) label.push(gettext('premove to here'));
       const aria = label.join(', ');
       if (entry.cell.getAttribute('aria-label') !== aria) entry.cell.setAttribute('aria-label', aria);
       entry.cell.setAttribute('aria-selected', n === selected ? 'true' : 'false');
@@ -218,20 +258,36 @@ export class BoardView {
       }
     }
 
-    // Ghost of the selected piece on the tip of an unfinished multi-jump.
+    // The pieces the last move captured, ghosted on their squares until the next move.
+    for (const [n, entry] of this.cells) {
+      const took = captured.get(n);
+      const key = took && !pieces.get(n) ? `${took.color}${took.king ? 'K' : 'M'}` : '';
+      if (key === (entry.capturedKey || '')) continue;
+      if (entry.capturedGhost) entry.capturedGhost.remove();
+      entry.capturedGhost = null;
+      entry.capturedKey = key;
+      if (key) {
+        entry.capturedGhost = el('div', `captured-ghost ${took.color === BLACK ? 'ghost-black' : 'ghost-white'}${took.king ? ' ghost-king' : ''}`, {
+          'aria-hidden': 'true',
+        });
+        entry.cell.appendChild(entry.capturedGhost);
+      }
+    }
+
+    // Ghost of the selected piece on the tip of an unfinished multi-jump (or of a premove route).
     if (this.ghost) {
       this.ghost.remove();
       this.ghost = null;
     }
     if (path.length > 1 && pieces.get(selected)) {
       const p = pieces.get(selected);
-      this.ghost = el('div', `route-ghost ${p.color === BLACK ? 'ghost-black' : 'ghost-white'}${p.king ? ' ghost-king' : ''}`, {
+      this.ghost = el('div', `route-ghost${premoving ? ' premove-ghost' : ''} ${p.color === BLACK ? 'ghost-black' : 'ghost-white'}${p.king ? ' ghost-king' : ''}`, {
         'aria-hidden': 'true',
       });
       this.cells.get(tip).cell.appendChild(this.ghost);
     }
 
-    this.renderArrows(last, path);
+    this.renderArrows(last, premoving ? [] : path, premoving ? path : [], confirming);
 
     if (showCursor) {
       root.setAttribute('aria-activedescendant', this.grid[this.cursor.row][this.cursor.col].id);
@@ -246,14 +302,16 @@ export class BoardView {
           : ''
         : ctrl.connectionDetail === 'no_such_game'
           ? gettext('This game does not exist')
-          : ctrl.v === null
+          : ctrl.connectionDetail === 'too_many_sockets'
+            ? gettext('Too many pages open')
+            : ctrl.v === null
             ? gettext('Connecting…')
             : gettext('Reconnecting…');
     this.overlay.textContent = overlayText;
     this.overlay.hidden = !overlayText;
   }
 
-  renderArrows(last, path) {
+  renderArrows(last, path, premove = [], confirming = []) {
     const svg = this.svg;
     for (const node of Array.from(svg.querySelectorAll('polyline'))) node.remove();
     const line = (squares, cls) => {
@@ -272,6 +330,49 @@ export class BoardView {
     };
     line(last, 'arrow-last');
     line(path, 'arrow-route');
+    line(premove, 'arrow-premove');
+    line(confirming, 'arrow-confirm');
+  }
+
+  /** The route input the board shows and feeds: the game's move, or its premove while the opponent thinks. */
+  routeInput() {
+    const ctrl = this.ctrl;
+    const premoves = ctrl.premoves;
+    if (!ctrl.canInput && premoves && (premoves.active || premoves.path.length)) return premoves.input;
+    return ctrl.input;
+  }
+
+  /**
+   * The pieces the move along `last` (its squares) captured: square -> {color, king}. Each hop of
+   * two diagonal squares jumped the square between (American checkers has no long jumps); what
+   * stood there comes from the position before the move when the controller knows it (fenAt), else
+   * it is taken for a man of the other side than the piece that moved.
+   */
+  capturedBy(last) {
+    const out = new Map();
+    if (last.length < 2) return out;
+    const ctrl = this.ctrl;
+    let before = null;
+    const fen = typeof ctrl.fenAt === 'function' && ctrl.shownPly > 0 ? ctrl.fenAt(ctrl.shownPly - 1) : null;
+    if (fen) {
+      if (this.beforeFen !== fen) {
+        try {
+          this.beforePieces = parseFen(fen).pieces;
+        } catch (err) {
+          this.beforePieces = null;
+        }
+        this.beforeFen = fen;
+      }
+      before = this.beforePieces;
+    }
+    const mover = ctrl.shownPosition.pieces.get(last[last.length - 1]);
+    for (let i = 1; i < last.length; i++) {
+      const mid = jumpedSquare(last[i - 1], last[i]);
+      if (!mid) continue;
+      const was = before ? before.get(mid) : null;
+      out.set(mid, was || { color: mover ? (mover.color === BLACK ? 'W' : BLACK) : 'W', king: false });
+    }
+    return out;
   }
 
   // ---- pointer input -------------------------------------------------------
@@ -306,8 +407,14 @@ export class BoardView {
       ctrl.cancel();
       return;
     }
-    const { path, tip } = ctrl.input;
-    const draggable = ctrl.canInput && (ctrl.input.movable().has(n) || (path.length > 1 && n === tip));
+    const route = this.routeInput();
+    const { path, tip } = route;
+    const premoving = route !== ctrl.input;
+    const canPick = ctrl.canInput || (premoving && ctrl.premoves.active);
+    // A premove may go onto a square one's own piece holds now (it may be taken meanwhile): a
+    // press there extends the route instead of picking that piece.
+    const onDest = path.length > 0 && route.destinations().has(n);
+    const draggable = canPick && !onDest && (route.movable().has(n) || (path.length > 1 && n === tip));
     this.drag = { from: n, x: e.clientX, y: e.clientY, active: false, draggable, pointerId: e.pointerId, floater: null, selectedOnDown: false };
     if (draggable) {
       // Select on press, as lichess does, so the destinations show while dragging.
@@ -351,7 +458,7 @@ export class BoardView {
   startFloater(d) {
     const entry = this.cells.get(d.from);
     const ctrl = this.ctrl;
-    const { path, tip } = ctrl.input;
+    const { path, tip } = this.routeInput();
     const onTip = path.length > 1 && d.from === tip;
     const piece = ctrl.position.pieces.get(onTip ? path[0] : d.from);
     if (!piece) return;

@@ -4,13 +4,12 @@
 // down here; at zero the controller asks the server, which decides.
 
 import { BLACK, opposite } from '../fen.js';
-import { formatClock, firstMoveSeconds, controlLabel } from '../clock.js';
+import { formatClock, firstMoveSeconds, controlLabel, lowTimeMs } from '../clock.js';
 import { gettext, interpolate } from '../i18n.js';
 
 const fmt = (format, values) => interpolate(format, values, true);
 
 const TICK_MS = 100;
-const LOW_MS = 10_000; // a live clock under this shows tenths and turns red
 const LOW_CORRESPONDENCE_MS = 3_600_000; // a correspondence clock under an hour turns red
 
 function text(node, value) {
@@ -78,7 +77,8 @@ export class ClockView {
     setData(node, 'ms', String(Math.round(ms)));
     node.classList.toggle('first-move', firstMove);
     node.classList.toggle('correspondence', now.correspondence);
-    const low = running && ms < (now.correspondence ? LOW_CORRESPONDENCE_MS : LOW_MS);
+    const mark = lowTimeMs(s.clock); // 10 % of the start time or 20 s, whichever is more (clock.js)
+    const low = running && mark !== null && ms < mark;
     node.classList.toggle('low', low);
     node.classList.toggle('out', running && ms <= 0);
     let title = color === BLACK ? gettext("Black's clock") : gettext("White's clock");
@@ -96,7 +96,9 @@ export class ClockView {
       return;
     }
     const label = now ? controlLabel(s.clock.control, now.label) : gettext('Untimed');
-    text(node, label);
+    // A rated game says so beside its control ("5+0 · Rated"), as the players chose it.
+    text(node, s.rated ? `${label} · ${gettext('Rated')}` : label);
+    setData(node, 'rated', s.rated ? 'true' : 'false');
     node.title = now ? fmt(gettext('Time control: %(control)s'), { control: label }) : gettext('No clocks in this game');
     setData(node, 'control', s.clock ? String(s.clock.control || '') : 'untimed');
     show(node, true);

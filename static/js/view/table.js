@@ -3,7 +3,7 @@
 // controls, invite and join panels. (The game actions live in actions.js.)
 
 import { BLACK, WHITE, colorName, opposite } from '../fen.js';
-import { firstMover, plyText } from '../notation.js';
+import { firstMover, plyText, resultWords } from '../notation.js';
 import { MoveListView } from './move-list.js';
 import { gettext, ngettext, interpolate } from '../i18n.js';
 
@@ -15,6 +15,17 @@ function text(node, value) {
 
 function show(node, visible) {
   if (node) node.hidden = !visible;
+}
+
+// A seat's rating in a rated game ("1512", "1500?" while provisional), or '' for none.
+export function ratingText(seat) {
+  if (!seat || typeof seat.rating !== 'number') return '';
+  return `${seat.rating}${seat.provisional ? '?' : ''}`;
+}
+
+// A rating change as shown: "+8", "−8" (a minus sign), "+0".
+export function diffText(diff) {
+  return diff < 0 ? `\u2212${-diff}` : `+${diff}`;
 }
 
 export class TableView {
@@ -66,7 +77,8 @@ export class TableView {
     const seat = ctrl.state && ctrl.state.seats ? ctrl.state.seats[color] : null;
     const computer = !!(seat && seat.computer); // the computer is always there
     const online = computer ? true : ctrl.audience && ctrl.audience.online ? ctrl.audience.online[color] : undefined;
-    const key = JSON.stringify([color, name, isYou, toMove, won, !!ctrl.state, online]);
+    const rating = ratingText(seat);
+    const key = JSON.stringify([color, name, rating, isYou, toMove, won, !!ctrl.state, online]);
     if (node.dataset.key === key) return;
     node.dataset.key = key;
     node.dataset.color = color === BLACK ? 'black' : 'white';
@@ -83,11 +95,21 @@ export class TableView {
     const side = document.createElement('span');
     side.className = 'player-color';
     side.textContent = colorName(color);
-    node.append(marker, who, side);
+    node.append(marker, who);
+    if (rating) {
+      // A rated game: the rating the player had when it started, "?" while provisional.
+      const r = document.createElement('span');
+      r.className = 'player-rating';
+      r.textContent = `(${rating})`;
+      if (seat.provisional) r.title = gettext('Provisional rating: not enough rated games yet');
+      node.append(r);
+    }
+    node.append(side);
     if (name && online !== undefined) {
       const presence = document.createElement('span');
       presence.className = `presence ${online ? 'online' : 'away'}`;
       presence.title = online ? gettext('On the page') : gettext('Not on the page');
+      presence.setAttribute('role', 'img'); // a dot with a name: a span may not carry aria-label
       presence.setAttribute('aria-label', presence.title);
       node.append(presence);
     }
@@ -110,6 +132,7 @@ export class TableView {
       node.append(tag);
     }
     let label = fmt(gettext('%(side)s: %(name)s'), { side: colorName(color), name: name || gettext('seat free') });
+    if (rating) label += ` (${rating})`;
     if (isYou) label += ` ${gettext('(you)')}`;
     if (toMove) label += gettext(', to move');
     node.setAttribute('aria-label', label);
@@ -191,7 +214,8 @@ export class TableView {
       return;
     }
     const reasonText = ctrl.endReason;
-    const key = JSON.stringify([s.status, s.winner, s.result, reasonText, s.next_game || null]);
+    const diffs = [BLACK, WHITE].map((c) => (s.seats && s.seats[c] ? s.seats[c].diff : undefined));
+    const key = JSON.stringify([s.status, s.winner, s.result, reasonText, s.next_game || null, diffs]);
     node.hidden = false;
     if (node.dataset.key === key) return;
     node.dataset.key = key;
@@ -216,9 +240,11 @@ export class TableView {
     reason.className = 'result-reason';
     // An old page's "game aborted" under the headline "Game aborted" would only repeat it.
     reason.textContent = reasonText.toLowerCase() === headline.toLowerCase() ? '' : reasonText;
-    const score = document.createElement('span');
+    // "1-0" in words too: the result's scores are Black's first (How to play, "Writing moves down").
+    const score = document.createElement('abbr');
     score.className = 'result-score';
     score.textContent = s.result && s.result !== '*' ? s.result : '';
+    if (score.textContent) score.title = resultWords(s.result);
     node.append(h);
     if (personal) {
       const you = document.createElement('span');
@@ -227,6 +253,7 @@ export class TableView {
       node.append(you);
     }
     node.append(reason, score);
+    if (diffs.some((d) => typeof d === 'number')) node.append(this.ratingChanges(s));
     if (s.next_game) {
       // Players are taken there automatically when the rematch starts; this link is for spectators
       // (and for a player who comes back to this page later).
@@ -239,6 +266,28 @@ export class TableView {
     }
   }
 
+  // A rated game's end: each player's name with the points the game gave or took ("+8", "−8").
+  ratingChanges(s) {
+    const list = document.createElement('ul');
+    list.className = 'result-ratings';
+    list.setAttribute('aria-label', gettext('Rating changes'));
+    for (const color of [BLACK, WHITE]) {
+      const seat = s.seats[color];
+      if (!seat || typeof seat.diff !== 'number') continue;
+      const item = document.createElement('li');
+      item.dataset.color = color === BLACK ? 'black' : 'white';
+      const who = document.createElement('span');
+      who.className = 'result-rating-name';
+      who.textContent = `${this.ctrl.seatName(color) || colorName(color)} (${ratingText(seat)})`;
+      const diff = document.createElement('span');
+      diff.className = `rating-diff ${seat.diff > 0 ? 'up' : seat.diff < 0 ? 'down' : 'same'}`;
+      diff.textContent = diffText(seat.diff);
+      item.append(who, ' ', diff);
+      list.append(item);
+    }
+    return list;
+  }
+
   renderConnection() {
     const node = this.els.connection;
     if (!node) return;
@@ -248,9 +297,16 @@ export class TableView {
     if (ctrl.connection === 'connecting') label = ctrl.v === null ? gettext('Connecting…') : gettext('Reconnecting…');
     else if (ctrl.connection === 'closed')
       label =
-        ctrl.connectionDetail === 'no_such_game' ? gettext('This game does not exist.') : gettext('Connection lost. Reconnecting…');
+        ctrl.connectionDetail === 'no_such_game'
+          ? gettext('This game does not exist.')
+          : ctrl.connectionDetail === 'too_many_sockets'
+            ? gettext('Too many pages of this site are open in this browser: close one, then reload this page.')
+            : ctrl.connectionDetail === 'crowded'
+              ? gettext('Too many pages of this site are open in this browser; trying again…')
+              : gettext('Connection lost. Reconnecting…');
+    else if (ctrl.linkDownAt !== null) label = gettext('Live updates interrupted, reconnecting…');
     text(node, label);
-    node.hidden = ctrl.connection === 'open';
+    node.hidden = !label;
   }
 
   renderAudience() {

@@ -1,0 +1,91 @@
+"""Search speed: the compiled core against the pure-Python search, nodes per second on the same positions.
+
+Run from the repository root (after ``make install``, which builds the core)::
+
+    .venv/bin/python bench/engine_speed.py
+    .venv/bin/python bench/engine_speed.py --python-depth 8 --core-depth 16
+
+For each position both engines search to the same fixed depth, each repeating its search until a
+second of CPU time has passed (so that the core's few milliseconds are measured well and a
+descheduled moment weighs little), and the core once more to a deeper depth. Nodes count every
+position visited, quiescence included, the same way in both.
+Times are the process's CPU time (time.process_time), so other load on the machine disturbs them
+less than wall time would; the load average is printed before and after. Single process, one core.
+"""
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from game.engine import native  # noqa: E402
+from game.engine.search import search  # noqa: E402
+from game.rules import Position  # noqa: E402
+
+POSITIONS = [
+    ("start", Position.initial().fen()),
+    ("middle game", "B:W20,21,23,24,25,27,30,31,32:B2,3,6,7,8,11,12,13,14"),
+    ("captures", "B:W17,19,21,24,25,26,27,29,31:B3,4,5,6,8,10,13,16,20"),
+    ("kings and men", "B:W14,18,19,25,27,28,29,30,32:B1,3,4,5,6,7,8,10,12,16,K31"),
+    ("kings ending", "W:WK3,K12,K28,20:BK10,K19,K23,5"),
+]
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} {five:.2f} {fifteen:.2f} (1, 5, 15 min; {os.cpu_count()} cores)"
+
+
+def cpu_timed(function, minimum=0.0):
+    """(last result, total nodes, CPU seconds), calling ``function`` until ``minimum`` CPU seconds have passed."""
+    calls, nodes = 0, 0
+    started = time.process_time()
+    while True:
+        result = function()
+        calls += 1
+        nodes += result.nodes
+        elapsed = time.process_time() - started
+        if elapsed >= minimum:
+            return result, nodes, elapsed
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--python-depth", type=int, default=8, help="depth of both engines' common search (8)")
+    parser.add_argument("--core-depth", type=int, default=16, help="depth of the core's deeper search (16)")
+    args = parser.parse_args(argv)
+    if not native.available():
+        print("the compiled core is not built: run `make install`")
+        return 1
+
+    print(f"Python {platform.python_version()} on {platform.machine()}; load average {load()}")
+    print(f"{'position':<14} {'depth':>5} {'python nodes':>12} {'python n/s':>11} "
+          f"{'core nodes':>11} {'core n/s':>11} {'ratio':>6}   core deeper: depth, nodes, cpu s, n/s")
+    ratios = []
+    for name, fen in POSITIONS:
+        position = Position.from_fen(fen)
+        depth = args.python_depth
+        py_result, py_nodes, py_cpu = cpu_timed(lambda p=position, d=depth: search(p, depth=d), minimum=1.0)
+        core_result, core_nodes, core_cpu = cpu_timed(lambda p=position, d=depth: native.search(p, depth=d),
+                                                      minimum=1.0)
+        py_rate, core_rate = py_nodes / py_cpu, core_nodes / core_cpu
+        ratio = core_rate / py_rate
+        ratios.append(ratio)
+        deep, deep_nodes, deep_cpu = cpu_timed(lambda p=position: native.search(p, depth=args.core_depth))
+        print(f"{name:<14} {depth:>5} {py_result.nodes:>12,} {py_rate:>11,.0f} {core_result.nodes:>11,} "
+              f"{core_rate:>11,.0f} {ratio:>5.0f}x   {deep.depth}, {deep_nodes:,}, {deep_cpu:.2f}, "
+              f"{deep_nodes / deep_cpu:,.0f}")
+    ratios.sort()
+    print(f"ratio of nodes/s, core / python: smallest {ratios[0]:.0f}x, median {ratios[len(ratios) // 2]:.0f}x, "
+          f"largest {ratios[-1]:.0f}x")
+    print(f"load average after: {load()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

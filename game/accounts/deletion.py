@@ -1,0 +1,115 @@
+"""Deleting an account: its ongoing games end, its finished games stay with the seat shown as a
+deleted player, and the account, its user and its ratings go.
+
+Ongoing games end through the game's own actions (:func:`game.round.actions.resign` for a game
+in play, :func:`game.round.actions.abort` for one still waiting for an opponent), so both pages
+update live and a rated game is rated as any resignation.  Then every seat the account holds is
+handed to a player id of its own (:func:`deleted_player`) under the name :data:`DELETED_NAME`
+(:func:`game.round.handover.hand_over`, a ``seats`` event each), and its conditional moves, turn
+mails, ratings and rating history are deleted with the user (the :class:`~game.models.Account`
+and allauth's email addresses go with it, by cascade).  Every pending proposal of its games (a
+rematch, a draw, a takeback, its own or its opponent's) lapses with the hand-over, and its seeks in
+the lobby are withdrawn (:func:`withdraw_seeks`).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import Any
+
+from django.db import transaction
+
+from game.models import Account, Forecast, Rating, RatingChange, TurnNotice
+from game.round import actions, handover
+from game.round.errors import ActionError
+from game.round.fanout import publish_sync
+
+log = logging.getLogger(__name__)
+
+#: The start of the player id a deleted account's seats hold (``deleted:`` and 16 hex digits, one
+#: per deleted account): never a session's (those are 32 hex digits).
+DELETED_PREFIX = "deleted:"
+#: The name a deleted account's seats are shown under (stored as it is, in every game).
+DELETED_NAME = "deleted player"
+
+
+def deleted_player() -> str:
+    """A new player id for a deleted account's seats: ``deleted:`` and 16 hex digits."""
+    return DELETED_PREFIX + secrets.token_hex(8)
+
+
+def is_deleted(player: str | None) -> bool:
+    """Whether ``player`` (a seat's player id) was a deleted account's."""
+    return player is not None and player.startswith(DELETED_PREFIX)
+
+
+def end_ongoing_games(player: str) -> list[str]:
+    """Resign (or abort, while waiting for an opponent) every game not over in which ``player``
+    (a player id) holds a seat, each published at once.  Returns the ids of the games ended."""
+    ended = []
+    for game_id in handover.games_of(player):
+        for action in (actions.resign, actions.abort):
+            try:
+                progress = action(game_id, player)
+            except ActionError as exc:
+                if exc.code == "not_started":   # waiting for an opponent: aborted instead
+                    continue
+                break                           # over already (or the clock ended it first)
+            publish_sync(game_id, progress.events)
+            ended.append(game_id)
+            break
+    return ended
+
+
+def delete_account(user: Any) -> list[str]:
+    """Delete ``user`` (a :class:`django.contrib.auth.models.User`) and its account as the module
+    docstring says.  Returns the ids of the games whose seat now shows the deleted player.  The
+    caller logs the browser out."""
+    account = Account.objects.filter(user=user).first()
+    if account is None:
+        user.delete()
+        return []
+    player = account.player_id
+    end_ongoing_games(player)
+    end_ongoing_games(player)   # a game started meanwhile (a seek of another tab paired) ends too
+    deleted = deleted_player()
+    published = []
+    with transaction.atomic():
+        Forecast.objects.filter(player_id=player).delete()
+        TurnNotice.objects.filter(player_id=player).delete()
+        Rating.objects.filter(player_id=player).delete()
+        RatingChange.objects.filter(player_id=player).delete()
+        for game_id in handover.games_of(player):
+            try:
+                progress = handover.hand_over(game_id, player, deleted, name=DELETED_NAME, withdraw_offers=True)
+            except ActionError as exc:
+                log.warning("seat of deleted %s in game %s stays: %s", player, game_id, exc.code)
+                continue
+            if progress.events:
+                published.append((game_id, progress.events))
+        user.delete()
+    for game_id, events in published:
+        publish_sync(game_id, events)
+    withdraw_seeks(player)
+    return [game_id for game_id, _ in published]
+
+
+def withdraw_seeks(player: str) -> None:
+    """Take the seeks of ``player`` (a deleted account's player id) out of the lobby's pools: each
+    of its lobby sockets, in every server process, is told (``lobby.account_deleted``, through the
+    channel layer), cancels its seek, tells its page ``cancelled`` with ``reason``
+    ``account_deleted`` and closes.  A channel layer that fails is logged: the seeks then expire
+    with their sockets, or are paired (a casual game the opponent can abort)."""
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    from game.lobby.socket import player_group
+
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(player_group(player), {"type": "lobby.account_deleted"})
+    except Exception as exc:  # noqa: BLE001 - the account is deleted already; its seeks expire
+        log.warning("could not withdraw the seeks of deleted %s: %s", player, exc)

@@ -1,0 +1,1455 @@
+/*
+ * The engine's compiled core: bitboard move generation for American checkers and an alpha-beta
+ * search, as the CPython extension module game.engine._core (built in place by `make install`).
+ *
+ * Board: bit n - 1 stands for square n (1-32, docs/rules.md "Board and numbering"), as in
+ * game/rules/bitboard.py. Square index i (0-31) lies on row i / 4 counted from White's crowning
+ * row (squares 1-4); Black moves toward higher numbers. A position is (own, opp, kings, black):
+ * the side to move's pieces, the other side's, the kings of both, and whether Black is to move.
+ *
+ * Rules (docs/rules.md): capture is compulsory, every capture route is completed and any route may
+ * be chosen, a piece is never jumped twice and jumped pieces stay on the board until the route
+ * ends, men move and capture forward only, a man that reaches its crowning row is crowned and the
+ * move ends there. game/rules stays the truth: tests/engine/test_core_differential.py compares
+ * every move list of this file with Position.legal_moves().
+ *
+ * The search follows game/engine/search.py (docs/engine.md, "The search"): iterative deepening,
+ * principal-variation negamax with late-move reductions, a transposition table, killer and history
+ * ordering, quiescence on captures, single-reply extension, draws by repetition and the forty-move
+ * rule. The evaluation is game/engine/evaluate.py's, its weights settable from Python.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef uint32_t bb;
+
+#define FULL 0xFFFFFFFFu
+#define EVEN_ROWS 0x0F0F0F0Fu
+#define ODD_ROWS 0xF0F0F0F0u
+#define ROW_TOP 0x0000000Fu    /* squares 1-4: White crowns here */
+#define ROW_BOTTOM 0xF0000000u /* squares 29-32: Black crowns here */
+
+#define MAX_MOVES 96      /* moves of one position in the search (capture routes with one key count once) */
+#define MAX_ROUTES 1024   /* capture routes of one position, every route (legal_moves, perft) */
+#define MAX_ROUTE 16      /* squares of one capture route (at most 12 jumps + the start) */
+#define MAX_PLY 192       /* plies below the root */
+#define MAX_PATH 512      /* game history + search path */
+
+#define WIN 30000
+#define MATE_RANGE 1000
+#define MAX_DEPTH 60
+#define EXTEND_LIMIT 40
+#define FORTY_MOVE_PLIES 80
+#define CLOCK_EVERY 1023
+
+static int NEIGH[4][32]; /* one diagonal step in direction d (0 up-left, 1 up-right, 2 down-left, 3 down-right) */
+static int LAND[4][32];  /* two steps: where a jump lands, or -1 */
+static bb STEP_EVEN[4], STEP_ODD[4], JUMP_FROM[4];
+static const int SHIFT_EVEN[4] = {-4, -3, 4, 5};
+static const int SHIFT_ODD[4] = {-5, -4, 3, 4};
+static int DIST[32][32]; /* king steps between two squares */
+
+static inline bb shl(bb x, int n) { return n >= 0 ? x << n : x >> -n; }
+static inline int popc(bb x) { return __builtin_popcount(x); }
+static inline int lsb(bb x) { return __builtin_ctz(x); }
+
+static void coordinates(int i, int *row, int *col) {
+    *row = i / 4;
+    *col = 2 * (i % 4) + ((*row % 2 == 0) ? 1 : 0);
+}
+
+static int index_at(int row, int col) {
+    if (row >= 0 && row < 8 && col >= 0 && col < 8 && (row + col) % 2 == 1) return row * 4 + col / 2;
+    return -1;
+}
+
+static void init_geometry(void) {
+    static const int dr[4] = {-1, -1, 1, 1}, dc[4] = {-1, 1, -1, 1};
+    for (int d = 0; d < 4; d++) {
+        STEP_EVEN[d] = STEP_ODD[d] = JUMP_FROM[d] = 0;
+        for (int i = 0; i < 32; i++) {
+            int r, c;
+            coordinates(i, &r, &c);
+            NEIGH[d][i] = index_at(r + dr[d], c + dc[d]);
+            LAND[d][i] = index_at(r + 2 * dr[d], c + 2 * dc[d]);
+            if (NEIGH[d][i] >= 0) {
+                if ((i / 4) % 2 == 0) STEP_EVEN[d] |= 1u << i;
+                else STEP_ODD[d] |= 1u << i;
+            }
+            if (LAND[d][i] >= 0) JUMP_FROM[d] |= 1u << i;
+        }
+    }
+    for (int i = 0; i < 32; i++)
+        for (int j = 0; j < 32; j++) {
+            int ri, ci, rj, cj;
+            coordinates(i, &ri, &ci);
+            coordinates(j, &rj, &cj);
+            int a = abs(ri - rj), b = abs(ci - cj);
+            DIST[i][j] = a > b ? a : b;
+        }
+}
+
+/* ---------------------------------------------------------------- move generation */
+
+/* The side to move's pieces that have at least one jump. */
+static inline bb jumpers(bb own, bb opp, bb kings, int black) {
+    bb empty = ~(own | opp);
+    bb down = black ? own : own & kings;
+    bb up = black ? own & kings : own;
+    bb result = 0, p;
+    if (up) {
+        p = up & JUMP_FROM[0] & (empty << 9);
+        if (p) result |= p & ((STEP_EVEN[0] & (opp << 4)) | (STEP_ODD[0] & (opp << 5)));
+        p = up & JUMP_FROM[1] & (empty << 7);
+        if (p) result |= p & ((STEP_EVEN[1] & (opp << 3)) | (STEP_ODD[1] & (opp << 4)));
+    }
+    if (down) {
+        p = down & JUMP_FROM[2] & (empty >> 7);
+        if (p) result |= p & ((STEP_EVEN[2] & (opp >> 4)) | (STEP_ODD[2] & (opp >> 3)));
+        p = down & JUMP_FROM[3] & (empty >> 9);
+        if (p) result |= p & ((STEP_EVEN[3] & (opp >> 5)) | (STEP_ODD[3] & (opp >> 4)));
+    }
+    return result;
+}
+
+static inline int count_quiet(bb own, bb opp, bb kings, int black) {
+    bb empty = ~(own | opp);
+    bb down = black ? own : own & kings;
+    bb up = black ? own & kings : own;
+    int n = 0;
+    if (up) {
+        n += popc((((up & STEP_EVEN[0]) >> 4) | ((up & STEP_ODD[0]) >> 5)) & empty);
+        n += popc((((up & STEP_EVEN[1]) >> 3) | ((up & STEP_ODD[1]) >> 4)) & empty);
+    }
+    if (down) {
+        n += popc((((down & STEP_EVEN[2]) << 4) | ((down & STEP_ODD[2]) << 3)) & empty);
+        n += popc((((down & STEP_EVEN[3]) << 5) | ((down & STEP_ODD[3]) << 4)) & empty);
+    }
+    return n;
+}
+
+/* One legal move as the position after it (mover's view: own = the mover's pieces). */
+typedef struct {
+    uint64_t key; /* from index | to index << 5 | captured mask << 10, as game/engine/movegen.py */
+    bb own, opp, kings;
+    int taken;    /* pieces captured */
+    int irrev;    /* a capture or a man move: resets the forty-move count */
+    int score;    /* ordering */
+} Move;
+
+/* A complete route, for Python: squares 1-32. */
+typedef struct {
+    uint64_t key;
+    int len;                 /* squares in path */
+    int ncap;                /* captured squares */
+    int crowned;
+    unsigned char path[MAX_ROUTE];
+    unsigned char caps[MAX_ROUTE];
+} Route;
+
+enum { GEN_DEDUPE, GEN_ALL, GEN_ROUTES };
+
+typedef struct {
+    bb own, opp, kings, freesq, crown, from_bit;
+    int from, man, black, mode, n, cap, overflow, depth;
+    Move *out;
+    Route *routes;
+    unsigned char path[MAX_ROUTE];
+    unsigned char caps[MAX_ROUTE];
+} Gen;
+
+static const int MAN_DIRS[2][2] = {{0, 1}, {2, 3}}; /* [black] */
+
+static void emit_capture(Gen *g, int at, bb taken, int crowned) {
+    uint64_t key = (uint64_t)g->from | ((uint64_t)at << 5) | ((uint64_t)taken << 10);
+    if (g->mode == GEN_ROUTES) {
+        if (g->n >= g->cap) { g->overflow = 1; return; }
+        Route *r = &g->routes[g->n++];
+        r->key = key;
+        r->len = g->depth + 1;
+        r->ncap = g->depth;
+        r->crowned = crowned;
+        memcpy(r->path, g->path, (size_t)r->len);
+        memcpy(r->caps, g->caps, (size_t)r->ncap);
+        return;
+    }
+    if (g->mode == GEN_DEDUPE)
+        for (int i = 0; i < g->n; i++)
+            if (g->out[i].key == key) return;
+    if (g->n >= g->cap) { g->overflow = 1; return; }
+    bb to_bit = 1u << at;
+    bb nk = g->kings & ~taken;
+    if (nk & g->from_bit) nk = (nk & ~g->from_bit) | to_bit;
+    else if (crowned) nk |= to_bit;
+    Move *m = &g->out[g->n++];
+    m->key = key;
+    m->own = (g->own & ~g->from_bit) | to_bit;
+    m->opp = g->opp & ~taken;
+    m->kings = nk;
+    m->taken = popc(taken);
+    m->irrev = 1;
+    m->score = 0;
+}
+
+static void jump_from(Gen *g, int at, bb taken) {
+    int extended = 0;
+    int count = g->man ? 2 : 4;
+    for (int k = 0; k < count; k++) {
+        int d = g->man ? MAN_DIRS[g->black][k] : k;
+        int land = LAND[d][at];
+        if (land < 0) continue;
+        bb over_bit = 1u << NEIGH[d][at], land_bit = 1u << land;
+        if ((g->opp & over_bit) && !(taken & over_bit) && (g->freesq & land_bit)) {
+            extended = 1;
+            int depth = g->depth;
+            g->caps[depth] = (unsigned char)(NEIGH[d][at] + 1);
+            g->path[depth + 1] = (unsigned char)(land + 1);
+            g->depth = depth + 1;
+            if (g->man && (land_bit & g->crown)) emit_capture(g, land, taken | over_bit, 1);
+            else jump_from(g, land, taken | over_bit);
+            g->depth = depth;
+        }
+    }
+    if (!extended && taken) emit_capture(g, at, taken, 0);
+}
+
+/* The legal moves of a position into out (GEN_DEDUPE: capture routes with the same key once;
+ * GEN_ALL: every route, for perft) or routes (GEN_ROUTES). Returns the count; *captures is set
+ * when the moves are captures. cap: room in out or routes (at least 64: quiet moves never overflow);
+ * *overflow (when not NULL) is set when more were found (then some are lost). */
+static int generate(bb own, bb opp, bb kings, int black, int mode, Move *out, Route *routes, int cap,
+                    int *captures, int *overflow) {
+    Gen g;
+    g.cap = cap;
+    g.own = own;
+    g.opp = opp;
+    g.kings = kings;
+    g.black = black;
+    g.mode = mode;
+    g.n = 0;
+    g.overflow = 0;
+    g.out = out;
+    g.routes = routes;
+    g.crown = black ? ROW_BOTTOM : ROW_TOP;
+    bb empty = ~(own | opp);
+    bb starts = jumpers(own, opp, kings, black);
+    if (starts) {
+        *captures = 1;
+        while (starts) {
+            int from = lsb(starts);
+            starts &= starts - 1;
+            g.from = from;
+            g.from_bit = 1u << from;
+            g.man = !(kings & g.from_bit);
+            g.freesq = empty | g.from_bit;
+            g.depth = 0;
+            g.path[0] = (unsigned char)(from + 1);
+            jump_from(&g, from, 0);
+        }
+        if (overflow) *overflow = g.overflow;
+        return g.n;
+    }
+    *captures = 0;
+    bb pieces_by_dir[4];
+    bb men_dirs = black ? own : own & kings; /* pieces that may step down (2, 3) */
+    bb up_dirs = black ? own & kings : own;  /* pieces that may step up (0, 1) */
+    pieces_by_dir[0] = pieces_by_dir[1] = up_dirs;
+    pieces_by_dir[2] = pieces_by_dir[3] = men_dirs;
+    int order[4];
+    /* Men's directions first, then the kings' backward ones (the order only matters for ordering). */
+    if (black) { order[0] = 2; order[1] = 3; order[2] = 0; order[3] = 1; }
+    else { order[0] = 0; order[1] = 1; order[2] = 2; order[3] = 3; }
+    for (int k = 0; k < 4; k++) {
+        int d = order[k];
+        bb pieces = pieces_by_dir[d];
+        if (!pieces) continue;
+        for (int parity = 0; parity < 2; parity++) {
+            bb movers = pieces & (parity ? STEP_ODD[d] : STEP_EVEN[d]);
+            int shift = parity ? SHIFT_ODD[d] : SHIFT_EVEN[d];
+            bb targets = shl(movers, shift) & empty;
+            while (targets) {
+                int to = lsb(targets);
+                targets &= targets - 1;
+                int from = to - shift;
+                bb to_bit = 1u << to, from_bit = 1u << from, moved = to_bit | from_bit;
+                int king = (kings & from_bit) != 0;
+                if (mode == GEN_ROUTES) {
+                    Route *r = &routes[g.n++];
+                    r->key = (uint64_t)from | ((uint64_t)to << 5);
+                    r->len = 2;
+                    r->ncap = 0;
+                    r->crowned = !king && (to_bit & g.crown);
+                    r->path[0] = (unsigned char)(from + 1);
+                    r->path[1] = (unsigned char)(to + 1);
+                    continue;
+                }
+                Move *m = &out[g.n++];
+                m->key = (uint64_t)from | ((uint64_t)to << 5);
+                m->own = own ^ moved;
+                m->opp = opp;
+                m->taken = 0;
+                m->score = 0;
+                if (king) { m->kings = kings ^ moved; m->irrev = 0; }
+                else { m->kings = (to_bit & g.crown) ? kings | to_bit : kings; m->irrev = 1; }
+            }
+        }
+    }
+    if (overflow) *overflow = 0;
+    return g.n; /* at most 12 pieces x 4 steps: never beyond 48 */
+}
+
+static uint64_t perft(bb own, bb opp, bb kings, int black, int depth) {
+    if (depth <= 0) return 1;
+    if (depth == 1 && !jumpers(own, opp, kings, black)) return (uint64_t)count_quiet(own, opp, kings, black);
+    Move moves[MAX_ROUTES];
+    int captures, overflow;
+    int n = generate(own, opp, kings, black, GEN_ALL, moves, NULL, MAX_ROUTES, &captures, &overflow);
+    if (depth == 1) return (uint64_t)n;
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++) total += perft(moves[i].opp, moves[i].own, moves[i].kings, !black, depth - 1);
+    return total;
+}
+
+/* ---------------------------------------------------------------- evaluation */
+
+enum {
+    W_MAN, W_KING, W_TEMPO_OPENING, W_TEMPO_EARLY, W_TEMPO_MIDDLE, W_TEMPO_LATE, W_ROW5, W_ROW6, W_ROW7,
+    W_BRIDGE, W_BACK, W_CENTRE, W_INNER, W_KING_CENTRE, W_KING_EDGE, W_TRADE, W_HUNT, W_COUNT
+};
+
+static const char *WEIGHT_NAMES[W_COUNT] = {
+    "man", "king", "tempo_opening", "tempo_early", "tempo_middle", "tempo_late", "row5", "row6", "row7",
+    "bridge", "back", "centre", "inner", "king_centre", "king_edge", "trade", "hunt",
+};
+/* Tuned by bench/texel.py (docs/engine.md, "The evaluation"); game/engine/evaluate.py's WEIGHTS are the same. */
+static const int DEFAULT_WEIGHTS[W_COUNT] = {100, 130, -5, -2, 0, 3, -10, 1, 0, 35, -8, -4, -5, 5, 1, 40, 6};
+static int current_weights[W_COUNT];
+
+#define SQ(n) (1u << ((n) - 1))
+#define BLACK_BRIDGE (SQ(1) | SQ(3))
+#define BLACK_BACK (SQ(2) | SQ(4))
+#define WHITE_BRIDGE (SQ(30) | SQ(32))
+#define WHITE_BACK (SQ(29) | SQ(31))
+#define CENTRE (SQ(14) | SQ(15) | SQ(18) | SQ(19))
+#define INNER (SQ(10) | SQ(11) | SQ(22) | SQ(23))
+#define EDGE (SQ(1) | SQ(2) | SQ(3) | SQ(4) | SQ(5) | SQ(12) | SQ(13) | SQ(20) | SQ(21) | SQ(28) | SQ(29) | \
+              SQ(30) | SQ(31) | SQ(32))
+#define ROW(r) (0xFu << (4 * (r)))
+
+static int hunt_distance(bb hunters, bb targets) {
+    int total = 0;
+    while (hunters) {
+        int k = lsb(hunters);
+        hunters &= hunters - 1;
+        int best = 99;
+        bb t = targets;
+        while (t) {
+            int j = lsb(t);
+            t &= t - 1;
+            if (DIST[k][j] < best) best = DIST[k][j];
+        }
+        total += best;
+    }
+    return total;
+}
+
+/* The static evaluation of game/engine/evaluate.py with the weights w, for the side to move. */
+static int evaluate(bb own, bb opp, bb kings, int black, const int *w) {
+    bb b = black ? own : opp, wt = black ? opp : own;
+    bb bm = b & ~kings, wm = wt & ~kings, bk = b & kings, wk = wt & kings;
+    int n_bm = popc(bm), n_wm = popc(wm), n_bk = popc(bk), n_wk = popc(wk);
+    int pieces = n_bm + n_wm + n_bk + n_wk;
+    int material = w[W_MAN] * (n_bm - n_wm) + w[W_KING] * (n_bk - n_wk);
+    int score = material;
+
+    int tempo = pieces >= 20 ? w[W_TEMPO_OPENING] : pieces > 12 ? w[W_TEMPO_EARLY]
+              : pieces > 8 ? w[W_TEMPO_MIDDLE] : w[W_TEMPO_LATE];
+    /* Rows advanced: row r of a Black man (r = 1..6; none stands on row 7, a man there is a king) and
+     * 7 - r of a White man (none on row 0), summed bit by bit of r: rows with r & 1, r & 2, r & 4. */
+    if (tempo) {
+        int rows_b = popc(bm & 0xF0F0F0F0u) + 2 * popc(bm & 0xFF00FF00u) + 4 * popc(bm & 0xFFFF0000u);
+        int rows_w = popc(wm & 0xF0F0F0F0u) + 2 * popc(wm & 0xFF00FF00u) + 4 * popc(wm & 0xFFFF0000u);
+        score += tempo * (rows_b - (7 * n_wm - rows_w));
+    }
+    score += w[W_ROW5] * (popc(bm & ROW(4)) - popc(wm & ROW(3)));
+    score += w[W_ROW6] * (popc(bm & ROW(5)) - popc(wm & ROW(2)));
+    score += w[W_ROW7] * (popc(bm & ROW(6)) - popc(wm & ROW(1)));
+
+    if (n_wm) score += w[W_BRIDGE] * popc(bm & BLACK_BRIDGE) + w[W_BACK] * popc(bm & BLACK_BACK);
+    if (n_bm) score -= w[W_BRIDGE] * popc(wm & WHITE_BRIDGE) + w[W_BACK] * popc(wm & WHITE_BACK);
+
+    score += w[W_CENTRE] * (popc(b & CENTRE) - popc(wt & CENTRE));
+    score += w[W_INNER] * (popc(b & INNER) - popc(wt & INNER));
+    if (bk | wk) {
+        score += w[W_KING_CENTRE] * (popc(bk & CENTRE) - popc(wk & CENTRE));
+        score -= w[W_KING_EDGE] * (popc(bk & EDGE) - popc(wk & EDGE));
+    }
+    if (material && pieces < 24) score += material * (24 - pieces) * w[W_TRADE] / 1000;
+    if (pieces <= 10 && b && wt) {
+        if (material > 0 && bk) score -= w[W_HUNT] * hunt_distance(bk, wt);
+        else if (material < 0 && wk) score += w[W_HUNT] * hunt_distance(wk, b);
+    }
+    return black ? score : -score;
+}
+
+/* ---------------------------------------------------------------- endgame databases
+ *
+ * Every position with at most eg_max pieces (2..5) and its distance to the end, built by retrograde
+ * analysis: pass 0 marks the positions without a legal move (lost at once); pass n (odd) marks as won
+ * in n plies every open position with a move to a position lost in n - 1, pass n (even) marks as lost
+ * in n plies every open position whose moves all lead to won positions. Captures lead to positions
+ * with fewer pieces, which are in the same table. What stays open when two passes in a row find
+ * nothing is a draw. The forty-move rule is not taken into account (as in published databases).
+ *
+ * Positions are stored from the side to move's point of view as if Black were to move (a White-to-
+ * move position is mirrored: square n becomes 33 - n), so each is stored once. Index: the occupied
+ * squares ranked as a combination (combinadic), times 4^k piece kinds (own man, own king, other man,
+ * other king, in square order). A value byte: 0 open (while building), 1..253 plies to the end + 1
+ * (odd plies: the side to move wins; even: it loses), DRAW, INVALID (a man on its crowning row).
+ */
+
+#define EG_MAX_PIECES 5
+#define EG_DRAW 255
+#define EG_INVALID 254
+#define EG_MAX_PLIES 252
+
+static uint64_t BINOM[33][EG_MAX_PIECES + 1];
+static uint64_t EG_BASE[EG_MAX_PIECES + 2];
+static unsigned char *eg_table; /* the loaded database (never freed once searches may read it) */
+static int eg_max;              /* pieces it covers; 0: none loaded */
+
+static void init_binomials(void) {
+    for (int n = 0; n <= 32; n++) {
+        BINOM[n][0] = 1;
+        for (int k = 1; k <= EG_MAX_PIECES; k++) BINOM[n][k] = n == 0 ? 0 : BINOM[n - 1][k - 1] + BINOM[n - 1][k];
+    }
+    EG_BASE[1] = 0;
+    for (int k = 1; k <= EG_MAX_PIECES; k++) EG_BASE[k + 1] = EG_BASE[k] + BINOM[32][k] * ((uint64_t)1 << (2 * k));
+}
+
+static inline bb rev32(bb x) {
+    x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+    x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+    x = ((x >> 4) & 0x0F0F0F0Fu) | ((x & 0x0F0F0F0Fu) << 4);
+    x = ((x >> 8) & 0x00FF00FFu) | ((x & 0x00FF00FFu) << 8);
+    return (x >> 16) | (x << 16);
+}
+
+/* The index of a position with 1..max_pieces pieces, or -1. */
+static inline int64_t eg_index(bb own, bb opp, bb kings, int black, int max_pieces) {
+    if (!black) { own = rev32(own); opp = rev32(opp); kings = rev32(kings); }
+    bb occ = own | opp;
+    int k = popc(occ);
+    if (k < 1 || k > max_pieces) return -1;
+    uint64_t rank = 0, kinds = 0;
+    for (int i = 1; occ; i++) {
+        int sq = lsb(occ);
+        occ &= occ - 1;
+        bb bit = 1u << sq;
+        rank += BINOM[sq][i];
+        kinds = kinds * 4 + (uint64_t)(((opp & bit) ? 2 : 0) | ((kings & bit) ? 1 : 0));
+    }
+    return (int64_t)(EG_BASE[k] + rank * ((uint64_t)1 << (2 * k)) + kinds);
+}
+
+/* The position of an index, with Black (the side to move) as own; false for a man on its crowning row. */
+static int eg_position(uint64_t index, bb *own, bb *opp, bb *kings) {
+    int k = 1;
+    while (index >= EG_BASE[k + 1]) k++;
+    uint64_t local = index - EG_BASE[k], kinds = local & (((uint64_t)1 << (2 * k)) - 1);
+    uint64_t rank = local >> (2 * k);
+    int squares[EG_MAX_PIECES];
+    for (int i = k; i >= 1; i--) {
+        int sq = i - 1;
+        while (sq + 1 < 32 && BINOM[sq + 1][i] <= rank) sq++;
+        squares[i - 1] = sq;
+        rank -= BINOM[sq][i];
+    }
+    *own = *opp = *kings = 0;
+    for (int j = 0; j < k; j++) {
+        int kind = (int)((kinds >> (2 * (k - 1 - j))) & 3);
+        bb bit = 1u << squares[j];
+        if (kind & 2) *opp |= bit;
+        else *own |= bit;
+        if (kind & 1) *kings |= bit;
+    }
+    return !((*own & ~*kings & ROW_BOTTOM) || (*opp & ~*kings & ROW_TOP));
+}
+
+static inline int eg_value_of_child(const unsigned char *table, int max_pieces, const Move *m, int black) {
+    return table[eg_index(m->opp, m->own, m->kings, !black, max_pieces)];
+}
+
+typedef struct {
+    uint64_t positions, wins, losses, draws, invalid;
+    int passes, longest;
+} EgStats;
+
+static int eg_build(unsigned char *table, int max_pieces, EgStats *st) {
+    uint64_t size = EG_BASE[max_pieces + 1];
+    memset(st, 0, sizeof(*st));
+    memset(table, 0, size);
+    Move moves[MAX_MOVES];
+    int captures;
+    for (uint64_t i = 0; i < size; i++) {
+        bb own, opp, kings;
+        if (!eg_position(i, &own, &opp, &kings)) { table[i] = EG_INVALID; continue; }
+        if (!generate(own, opp, kings, 1, GEN_DEDUPE, moves, NULL, MAX_MOVES, &captures, NULL)) table[i] = 1;
+    }
+    int quiet = 0;
+    for (int n = 1; n <= EG_MAX_PLIES && quiet < 2; n++) {
+        uint64_t changed = 0;
+        for (uint64_t i = 0; i < size; i++) {
+            if (table[i]) continue;
+            bb own, opp, kings;
+            eg_position(i, &own, &opp, &kings);
+            int k = generate(own, opp, kings, 1, GEN_DEDUPE, moves, NULL, MAX_MOVES, &captures, NULL);
+            if (n & 1) {
+                for (int j = 0; j < k; j++)
+                    if (eg_value_of_child(table, max_pieces, &moves[j], 1) == n) { table[i] = (unsigned char)(n + 1); changed++; break; }
+            } else {
+                int all_won = 1;
+                for (int j = 0; j < k && all_won; j++) {
+                    int v = eg_value_of_child(table, max_pieces, &moves[j], 1);
+                    all_won = v >= 1 && v <= EG_MAX_PLIES + 1 && ((v - 1) & 1);
+                }
+                if (all_won) { table[i] = (unsigned char)(n + 1); changed++; }
+            }
+        }
+        st->passes = n;
+        if (changed) { quiet = 0; st->longest = n; }
+        else quiet++;
+    }
+    for (uint64_t i = 0; i < size; i++) {
+        unsigned char v = table[i];
+        if (v == 0) { table[i] = EG_DRAW; st->draws++; }
+        else if (v == EG_INVALID) { st->invalid++; continue; }
+        else if ((v - 1) & 1) st->wins++;
+        else st->losses++;
+        st->positions++;
+    }
+    return quiet >= 2 ? 0 : -1; /* -1: some end lies beyond EG_MAX_PLIES (its positions count as draws) */
+}
+
+/* Every position's value must follow from its moves' values; returns the number that do not. */
+static uint64_t eg_verify(const unsigned char *table, int max_pieces) {
+    uint64_t size = EG_BASE[max_pieces + 1], wrong = 0;
+    Move moves[MAX_MOVES];
+    int captures;
+    for (uint64_t i = 0; i < size; i++) {
+        bb own, opp, kings;
+        int valid = eg_position(i, &own, &opp, &kings);
+        unsigned char v = table[i];
+        if (!valid) { wrong += v != EG_INVALID; continue; }
+        int k = generate(own, opp, kings, 1, GEN_DEDUPE, moves, NULL, MAX_MOVES, &captures, NULL);
+        int expected;
+        if (!k) expected = 1;
+        else {
+            int best_win = -1, longest_loss = -1, draw = 0;
+            for (int j = 0; j < k; j++) {
+                int cv = eg_value_of_child(table, max_pieces, &moves[j], 1);
+                if (cv == EG_DRAW) draw = 1;
+                else if (cv == EG_INVALID || cv == 0) { best_win = -2; break; }
+                else if (!((cv - 1) & 1)) { if (best_win < 0 || cv - 1 < best_win) best_win = cv - 1; }
+                else if (cv - 1 > longest_loss) longest_loss = cv - 1;
+            }
+            if (best_win == -2) expected = -1;
+            else if (best_win >= 0) expected = best_win + 2;     /* win in best_win + 1 plies */
+            else if (draw) expected = EG_DRAW;
+            else expected = longest_loss + 2;                   /* loss in longest_loss + 1 plies */
+        }
+        wrong += v != expected;
+    }
+    return wrong;
+}
+
+/* A database's value of a position: 0 when it is not covered. */
+static inline int eg_lookup(const unsigned char *table, int max_pieces, bb own, bb opp, bb kings, int black) {
+    if (!max_pieces || popc(own | opp) > max_pieces) return 0;
+    int v = table[eg_index(own, opp, kings, black, max_pieces)];
+    return v == EG_INVALID ? 0 : v;
+}
+
+static inline int eg_probe(bb own, bb opp, bb kings, int black) {
+    return eg_lookup(eg_table, eg_max, own, opp, kings, black);
+}
+
+/* A database value as a search score at `ply`: a proved result, as the search's own (WIN - plies). */
+static inline int eg_score(int v, int ply) {
+    if (v == EG_DRAW) return 0;
+    int plies = v - 1;
+    return (plies & 1) ? WIN - (ply + plies) : (ply + plies) - WIN;
+}
+
+/* ---------------------------------------------------------------- search */
+
+static inline uint64_t mix64(uint64_t z) {
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static inline uint64_t position_hash(bb own, bb opp, bb kings, int black) {
+    return mix64(((uint64_t)own << 32) | opp) ^ mix64(((uint64_t)kings << 1) | (uint64_t)(black ? 1 : 0));
+}
+
+enum { EXACT, LOWER, UPPER };
+
+typedef struct {
+    uint64_t hash;
+    uint64_t move;
+    int32_t score;
+    uint32_t generation; /* the search that wrote it: entries of earlier searches count as empty */
+    int16_t depth;
+    int16_t bound;
+} Entry;
+
+#define TT_BITS 19
+
+typedef struct {
+    Entry *table;
+    uint64_t mask;
+    uint32_t generation;
+    uint64_t nodes, max_nodes;
+    double deadline; /* seconds, monotonic; 0: none */
+    int limits_on, stopped;
+    int endgames; /* probe the endgame database loaded when the search started: */
+    const unsigned char *eg_table;
+    int eg_max;
+    uint64_t killers[MAX_PLY + 2][2];
+    uint32_t history[32][32];
+    uint64_t path[MAX_PATH];
+    int path_len;
+    int w[W_COUNT];
+} Search;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Count a node; true when the search must stop (time or node budget spent). */
+static inline int tick(Search *s) {
+    s->nodes++;
+    if (s->limits_on) {
+        if (s->max_nodes && s->nodes >= s->max_nodes) s->stopped = 1;
+        else if (s->deadline > 0 && !(s->nodes & CLOCK_EVERY) && now_s() >= s->deadline) s->stopped = 1;
+    }
+    return s->stopped;
+}
+
+/* The table holds buckets of two entries: the first keeps the deepest search of its positions, the
+ * second the latest; a probe looks at both. */
+static inline Entry *probe(Search *s, uint64_t key) {
+    Entry *bucket = &s->table[key & s->mask & ~(uint64_t)1];
+    if (bucket[0].hash == key && bucket[0].generation == s->generation) return &bucket[0];
+    if (bucket[1].hash == key && bucket[1].generation == s->generation) return &bucket[1];
+    return NULL;
+}
+
+static inline void store(Search *s, uint64_t key, uint64_t move, int score, int depth, int bound) {
+    Entry *bucket = &s->table[key & s->mask & ~(uint64_t)1];
+    int fresh = bucket[0].generation == s->generation;
+    Entry *e = (!fresh || bucket[0].hash == key || depth >= bucket[0].depth) ? &bucket[0] : &bucket[1];
+    if (e == &bucket[0] && fresh && bucket[0].hash != key) bucket[1] = bucket[0]; /* keep the one it replaces */
+    e->generation = s->generation;
+    e->hash = key;
+    e->move = move;
+    e->score = score;
+    e->depth = (int16_t)depth;
+    e->bound = (int16_t)bound;
+}
+
+static void order_moves(Search *s, Move *moves, int n, int captures, uint64_t tt_move, int ply) {
+    if (n < 2) return;
+    for (int i = 0; i < n; i++) {
+        Move *m = &moves[i];
+        if (m->key == tt_move) m->score = 1 << 30;
+        else if (captures) m->score = m->taken;
+        else if (m->key == s->killers[ply][0]) m->score = 1 << 29;
+        else if (m->key == s->killers[ply][1]) m->score = 1 << 28;
+        else {
+            uint32_t h = s->history[m->key & 31][(m->key >> 5) & 31];
+            m->score = h > (1u << 27) ? 1 << 27 : (int)h;
+        }
+    }
+    for (int i = 1; i < n; i++) { /* stable insertion sort, highest first */
+        Move t = moves[i];
+        int j = i - 1;
+        while (j >= 0 && moves[j].score < t.score) { moves[j + 1] = moves[j]; j--; }
+        moves[j + 1] = t;
+    }
+}
+
+static int quiesce(Search *s, bb own, bb opp, bb kings, int black, int alpha, int beta, int ply) {
+    if (tick(s)) return 0;
+    if (!jumpers(own, opp, kings, black)) {
+        if (!count_quiet(own, opp, kings, black)) return ply - WIN;
+        return evaluate(own, opp, kings, black, s->w);
+    }
+    if (ply >= MAX_PLY) return evaluate(own, opp, kings, black, s->w);
+    Move moves[MAX_MOVES];
+    int captures;
+    int n = generate(own, opp, kings, black, GEN_DEDUPE, moves, NULL, MAX_MOVES, &captures, NULL);
+    order_moves(s, moves, n, 1, 0, ply);
+    int best = -WIN;
+    for (int i = 0; i < n; i++) {
+        int score = -quiesce(s, moves[i].opp, moves[i].own, moves[i].kings, !black, -beta, -alpha, ply + 1);
+        if (s->stopped) return 0;
+        if (score > best) {
+            best = score;
+            if (score > alpha) {
+                alpha = score;
+                if (alpha >= beta) break;
+            }
+        }
+    }
+    return best;
+}
+
+static int node(Search *s, bb own, bb opp, bb kings, int black, int depth, int alpha, int beta, int ply,
+                int progress) {
+    if (depth <= 0) return quiesce(s, own, opp, kings, black, alpha, beta, ply);
+    if (tick(s)) return 0;
+    uint64_t key = position_hash(own, opp, kings, black);
+    __builtin_prefetch(&s->table[key & s->mask & ~(uint64_t)1]); /* the table is far bigger than the caches */
+    Move moves[MAX_MOVES];
+    int captures;
+    int n = generate(own, opp, kings, black, GEN_DEDUPE, moves, NULL, MAX_MOVES, &captures, NULL);
+    if (!n) return ply - WIN;
+    if (progress >= FORTY_MOVE_PLIES) return 0;
+    if (ply >= MAX_PLY || s->path_len >= MAX_PATH - 1) return evaluate(own, opp, kings, black, s->w);
+    if (progress >= 4) {
+        int len = s->path_len, limit = progress < len ? progress : len;
+        for (int back = 4; back <= limit; back += 2)
+            if (s->path[len - back] == key) return 0;
+    }
+    if (s->endgames) {
+        /* A proved result from the database, unless the forty-move rule could come first. */
+        int v = eg_lookup(s->eg_table, s->eg_max, own, opp, kings, black);
+        if (v == EG_DRAW || (v && progress + v - 1 < FORTY_MOVE_PLIES)) return eg_score(v, ply);
+    }
+    uint64_t tt_move = 0;
+    Entry *e = probe(s, key);
+    if (e) {
+        tt_move = e->move;
+        if (e->depth >= depth) {
+            int es = e->score;
+            if (es > WIN - MATE_RANGE) es -= ply;
+            else if (es < MATE_RANGE - WIN) es += ply;
+            if (e->bound == EXACT || (e->bound == LOWER && es >= beta) || (e->bound == UPPER && es <= alpha))
+                return es;
+        }
+    }
+    int next_depth = (n == 1 && ply < EXTEND_LIMIT) ? depth : depth - 1;
+    order_moves(s, moves, n, captures, tt_move, ply);
+    int original_alpha = alpha, best = -WIN - 1;
+    uint64_t best_key = 0;
+    s->path[s->path_len++] = key;
+    for (int i = 0; i < n; i++) {
+        Move *m = &moves[i];
+        int child_progress = m->irrev ? 0 : progress + 1;
+        int score;
+        if (i == 0) {
+            score = -node(s, m->opp, m->own, m->kings, !black, next_depth, -beta, -alpha, ply + 1, child_progress);
+        } else {
+            int reduce = !captures && i >= 3 && depth >= 3 && m->key != s->killers[ply][0] &&
+                         m->key != s->killers[ply][1];
+            score = -node(s, m->opp, m->own, m->kings, !black, reduce ? next_depth - 1 : next_depth, -alpha - 1,
+                          -alpha, ply + 1, child_progress);
+            if (!s->stopped && score > alpha && reduce)
+                score = -node(s, m->opp, m->own, m->kings, !black, next_depth, -alpha - 1, -alpha, ply + 1,
+                              child_progress);
+            if (!s->stopped && alpha < score && score < beta)
+                score = -node(s, m->opp, m->own, m->kings, !black, next_depth, -beta, -alpha, ply + 1,
+                              child_progress);
+        }
+        if (s->stopped) { s->path_len--; return 0; }
+        if (score > best) {
+            best = score;
+            best_key = m->key;
+            if (score > alpha) {
+                alpha = score;
+                if (alpha >= beta) {
+                    if (!captures) {
+                        if (s->killers[ply][0] != m->key) {
+                            s->killers[ply][1] = s->killers[ply][0];
+                            s->killers[ply][0] = m->key;
+                        }
+                        uint32_t *h = &s->history[m->key & 31][(m->key >> 5) & 31];
+                        if (*h < (1u << 30)) *h += (uint32_t)(depth * depth); /* saturates, never wraps */
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    s->path_len--;
+    int bound = best >= beta ? LOWER : best > original_alpha ? EXACT : UPPER;
+    int stored = best;
+    if (stored > WIN - MATE_RANGE) stored += ply;
+    else if (stored < MATE_RANGE - WIN) stored -= ply;
+    store(s, key, best_key, stored, depth, bound);
+    return best;
+}
+
+/* What one search found, in C terms (turned into Python objects by the caller). */
+typedef struct {
+    int has_move, score, depth, pv_len;
+    uint64_t nodes;
+    uint64_t pv[MAX_DEPTH + 16];
+    double elapsed_ms;
+} Outcome;
+
+typedef struct {
+    bb own, opp, kings;
+    int black;
+    double time_ms;    /* 0: no time limit */
+    int max_depth;
+    uint64_t max_nodes; /* 0: no node limit */
+    int no_progress;
+    int history_len;
+    int endgames;
+    uint64_t history[MAX_PATH / 2];
+    int w[W_COUNT];
+} Request;
+
+/* Each thread keeps one table for all its searches (allocated on its first search, never freed):
+ * a new search only moves the generation on, instead of clearing megabytes. */
+static pthread_key_t table_key; /* the thread's table, freed when the thread ends */
+static _Thread_local uint32_t thread_generation;
+
+static int search_alloc(Search *s) {
+    memset(s, 0, sizeof(*s));
+    Entry *thread_table = pthread_getspecific(table_key);
+    if (!thread_table) {
+        thread_table = calloc((size_t)1 << TT_BITS, sizeof(Entry));
+        if (!thread_table || pthread_setspecific(table_key, thread_table) != 0) { free(thread_table); return -1; }
+        thread_generation = 0;
+    }
+    if (++thread_generation == 0) { /* wrapped: old entries could pass for new ones */
+        memset(thread_table, 0, sizeof(Entry) << TT_BITS);
+        thread_generation = 1;
+    }
+    s->table = thread_table;
+    s->generation = thread_generation;
+    s->mask = ((uint64_t)1 << TT_BITS) - 1;
+    return 0;
+}
+
+static void run_search(const Request *q, Outcome *out) {
+    double started = now_s();
+    Search *s = malloc(sizeof(Search));
+    memset(out, 0, sizeof(*out));
+    if (!s || search_alloc(s) < 0) { free(s); out->score = 0; out->has_move = -1; return; }
+    memcpy(s->w, q->w, sizeof(s->w));
+    s->max_nodes = q->max_nodes;
+    s->endgames = q->endgames && eg_max;
+    s->eg_table = eg_table;
+    s->eg_max = eg_max;
+    int max_depth = q->max_depth < 1 ? 1 : q->max_depth > MAX_DEPTH ? MAX_DEPTH : q->max_depth;
+    Move root[MAX_MOVES];
+    int captures;
+    int n = generate(q->own, q->opp, q->kings, q->black, GEN_DEDUPE, root, NULL, MAX_MOVES, &captures, NULL);
+    if (!n) {
+        out->has_move = 0;
+        out->score = -WIN;
+        out->nodes = 1;
+        out->elapsed_ms = (now_s() - started) * 1000;
+        free(s);
+        return;
+    }
+    int keep = q->no_progress < q->history_len ? q->no_progress : q->history_len;
+    if (keep < 0) keep = 0;
+    for (int i = 0; i < keep; i++) s->path[s->path_len++] = q->history[q->history_len - keep + i];
+    uint64_t root_key = position_hash(q->own, q->opp, q->kings, q->black);
+    uint64_t best_key = root[0].key;
+    int best_score = 0, completed = 0;
+    double deadline = q->time_ms > 0 ? started + q->time_ms / 1000.0 : 0;
+    double soft = q->time_ms > 0 ? started + q->time_ms / 2000.0 : 0;
+    s->deadline = deadline;
+    for (int iteration = 1; iteration <= max_depth; iteration++) {
+        s->limits_on = iteration > 1;
+        int alpha = -WIN - 1, beta = WIN + 1, it_score = -WIN - 1, have = 0;
+        uint64_t it_best = 0;
+        order_moves(s, root, n, captures, best_key, 0);
+        s->path[s->path_len++] = root_key;
+        for (int i = 0; i < n; i++) {
+            Move *m = &root[i];
+            int child_progress = m->irrev ? 0 : q->no_progress + 1;
+            int next_depth = n == 1 ? iteration : iteration - 1;
+            int score;
+            if (i == 0) {
+                score = -node(s, m->opp, m->own, m->kings, !q->black, next_depth, -beta, -alpha, 1, child_progress);
+            } else {
+                score = -node(s, m->opp, m->own, m->kings, !q->black, next_depth, -alpha - 1, -alpha, 1,
+                              child_progress);
+                if (!s->stopped && score > alpha)
+                    score = -node(s, m->opp, m->own, m->kings, !q->black, next_depth, -beta, -alpha, 1,
+                                  child_progress);
+            }
+            if (s->stopped) break;
+            if (score > it_score) {
+                it_score = score;
+                it_best = m->key;
+                have = 1;
+                if (score > alpha) alpha = score;
+            }
+        }
+        s->path_len--;
+        if (s->stopped) {
+            if (have) { best_key = it_best; best_score = it_score; }
+            break;
+        }
+        best_key = it_best;
+        best_score = it_score;
+        completed = iteration;
+        store(s, root_key, best_key, best_score, iteration, EXACT);
+        int mate = best_score > WIN - MATE_RANGE || best_score < MATE_RANGE - WIN;
+        int plies = WIN - (best_score < 0 ? -best_score : best_score);
+        if (mate && plies <= iteration) break;
+        if (n == 1 && iteration >= 4) break;
+        if (soft > 0 && now_s() >= soft) break;
+    }
+    /* The principal variation: the best move, then the table's moves (at most completed + 8 plies). */
+    int limit = (completed > 1 ? completed : 1) + 8;
+    bb own = q->own, opp = q->opp, kings = q->kings;
+    int black = q->black;
+    uint64_t seen[MAX_DEPTH + 16];
+    int nseen = 0;
+    uint64_t key = best_key;
+    while (key && out->pv_len < limit && out->pv_len < MAX_DEPTH + 16) {
+        Move moves[MAX_MOVES];
+        int caps;
+        int k = generate(own, opp, kings, black, GEN_DEDUPE, moves, NULL, MAX_MOVES, &caps, NULL);
+        int found = -1;
+        for (int i = 0; i < k; i++)
+            if (moves[i].key == key) { found = i; break; }
+        if (found < 0) break;
+        out->pv[out->pv_len++] = key;
+        bb no = moves[found].opp, nopp = moves[found].own;
+        own = no;
+        opp = nopp;
+        kings = moves[found].kings;
+        black = !black;
+        uint64_t h = position_hash(own, opp, kings, black);
+        int repeated = 0;
+        for (int i = 0; i < nseen; i++)
+            if (seen[i] == h) repeated = 1;
+        if (repeated) break;
+        seen[nseen++] = h;
+        Entry *e = probe(s, h);
+        key = e ? e->move : 0;
+    }
+    out->has_move = 1;
+    out->score = best_score;
+    out->depth = completed;
+    out->nodes = s->nodes;
+    out->elapsed_ms = (now_s() - started) * 1000;
+    free(s);
+}
+
+/* ---------------------------------------------------------------- Python interface */
+
+static int parse_position(PyObject *args_black, PyObject *args_white, PyObject *args_kings, int black_to_move,
+                          bb *own, bb *opp, bb *kings) {
+    unsigned long b = PyLong_AsUnsignedLong(args_black);
+    if (PyErr_Occurred()) return -1;
+    unsigned long w = PyLong_AsUnsignedLong(args_white);
+    if (PyErr_Occurred()) return -1;
+    unsigned long k = PyLong_AsUnsignedLong(args_kings);
+    if (PyErr_Occurred()) return -1;
+    if (b > FULL || w > FULL || k > FULL) {
+        PyErr_SetString(PyExc_ValueError, "a bitboard must fit in 32 bits");
+        return -1;
+    }
+    if (b & w) {
+        PyErr_SetString(PyExc_ValueError, "a square holds both a black and a white piece");
+        return -1;
+    }
+    if (k & ~(b | w)) {
+        PyErr_SetString(PyExc_ValueError, "a king on an empty square");
+        return -1;
+    }
+    *own = (bb)(black_to_move ? b : w);
+    *opp = (bb)(black_to_move ? w : b);
+    *kings = (bb)k;
+    return 0;
+}
+
+/* weights: None (the module's current weights) or a mapping of some weight names to ints. */
+static int parse_weights(PyObject *mapping, int *w) {
+    memcpy(w, current_weights, sizeof(int) * W_COUNT);
+    if (mapping == NULL || mapping == Py_None) return 0;
+    if (!PyDict_Check(mapping)) {
+        PyErr_SetString(PyExc_TypeError, "weights must be a dict of names to ints");
+        return -1;
+    }
+    Py_ssize_t matched = 0;
+    for (int i = 0; i < W_COUNT; i++) {
+        PyObject *value = PyDict_GetItemString(mapping, WEIGHT_NAMES[i]);
+        if (!value) continue;
+        if (!PyLong_Check(value) || PyBool_Check(value)) {
+            PyErr_Format(PyExc_TypeError, "weight %s must be an int", WEIGHT_NAMES[i]);
+            return -1;
+        }
+        long v = PyLong_AsLong(value);
+        if (PyErr_Occurred()) return -1;
+        if (v < -10000 || v > 10000) {
+            PyErr_Format(PyExc_ValueError, "weight %s must be within -10000..10000, not %ld", WEIGHT_NAMES[i], v);
+            return -1;
+        }
+        w[i] = (int)v;
+        matched++;
+    }
+    if (matched != PyDict_Size(mapping)) {
+        PyErr_SetString(PyExc_ValueError, "unknown weight name (see WEIGHT_NAMES)");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *route_tuple(const Route *r) {
+    PyObject *path = PyTuple_New(r->len), *caps = PyTuple_New(r->ncap);
+    if (!path || !caps) { Py_XDECREF(path); Py_XDECREF(caps); return NULL; }
+    for (int i = 0; i < r->len; i++) PyTuple_SET_ITEM(path, i, PyLong_FromLong(r->path[i]));
+    for (int i = 0; i < r->ncap; i++) PyTuple_SET_ITEM(caps, i, PyLong_FromLong(r->caps[i]));
+    return Py_BuildValue("(NNO)", path, caps, r->crowned ? Py_True : Py_False);
+}
+
+/* The route with move key `key` whose path comes first in order (as Position.legal_moves() sorts). */
+static int route_of(bb own, bb opp, bb kings, int black, uint64_t key, Route *found) {
+    static Route routes_buf[MAX_ROUTES];
+    Route *routes = routes_buf;
+    int captures, overflow;
+    int n = generate(own, opp, kings, black, GEN_ROUTES, NULL, routes, MAX_ROUTES, &captures, &overflow);
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+        if (routes[i].key != key) continue;
+        if (best < 0) { best = i; continue; }
+        int a = routes[i].len < routes[best].len ? routes[i].len : routes[best].len, cmp = 0;
+        for (int j = 0; j < a && !cmp; j++) cmp = (int)routes[i].path[j] - (int)routes[best].path[j];
+        if (cmp < 0 || (cmp == 0 && routes[i].len < routes[best].len)) best = i;
+    }
+    if (best < 0) return -1;
+    *found = routes[best];
+    return 0;
+}
+
+static PyObject *py_legal_moves(PyObject *self, PyObject *args) {
+    PyObject *b, *w, *k;
+    int black;
+    if (!PyArg_ParseTuple(args, "OOOp:legal_moves", &b, &w, &k, &black)) return NULL;
+    bb own, opp, kings;
+    if (parse_position(b, w, k, black, &own, &opp, &kings) < 0) return NULL;
+    Route *routes = PyMem_Malloc(sizeof(Route) * MAX_ROUTES);
+    if (!routes) return PyErr_NoMemory();
+    int captures, overflow;
+    int n = generate(own, opp, kings, black, GEN_ROUTES, NULL, routes, MAX_ROUTES, &captures, &overflow);
+    if (overflow) {
+        PyMem_Free(routes);
+        PyErr_SetString(PyExc_OverflowError, "more capture routes than the core keeps");
+        return NULL;
+    }
+    PyObject *list = PyList_New(n);
+    if (!list) { PyMem_Free(routes); return NULL; }
+    for (int i = 0; i < n; i++) {
+        PyObject *t = route_tuple(&routes[i]);
+        if (!t) { Py_DECREF(list); PyMem_Free(routes); return NULL; }
+        PyList_SET_ITEM(list, i, t);
+    }
+    PyMem_Free(routes);
+    return list;
+}
+
+static PyObject *py_perft(PyObject *self, PyObject *args) {
+    PyObject *b, *w, *k;
+    int black, depth;
+    if (!PyArg_ParseTuple(args, "OOOpi:perft", &b, &w, &k, &black, &depth)) return NULL;
+    if (depth < 0 || depth > 30) {
+        PyErr_Format(PyExc_ValueError, "depth must be within 0..30, not %d", depth);
+        return NULL;
+    }
+    bb own, opp, kings;
+    if (parse_position(b, w, k, black, &own, &opp, &kings) < 0) return NULL;
+    uint64_t total;
+    Py_BEGIN_ALLOW_THREADS
+    total = perft(own, opp, kings, black, depth);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromUnsignedLongLong(total);
+}
+
+static PyObject *py_evaluate(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"black", "white", "kings", "black_to_move", "weights", NULL};
+    PyObject *b, *w, *k, *weights = NULL;
+    int black;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOp|O:evaluate", kwlist, &b, &w, &k, &black, &weights))
+        return NULL;
+    bb own, opp, kings;
+    int wv[W_COUNT];
+    if (parse_position(b, w, k, black, &own, &opp, &kings) < 0 || parse_weights(weights, wv) < 0) return NULL;
+    return PyLong_FromLong(evaluate(own, opp, kings, black, wv));
+}
+
+static int parse_history(PyObject *history, Request *q) {
+    q->history_len = 0;
+    if (history == NULL || history == Py_None) return 0;
+    PyObject *seq = PySequence_Fast(history, "history must be a sequence of (black, white, kings, black_to_move)");
+    if (!seq) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    Py_ssize_t first = n > MAX_PATH / 4 ? n - MAX_PATH / 4 : 0; /* only the last plies can repeat */
+    for (Py_ssize_t i = first; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        PyObject *b, *w, *k;
+        int black;
+        if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "OOOp", &b, &w, &k, &black)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "history items are (black, white, kings, black_to_move)");
+            Py_DECREF(seq);
+            return -1;
+        }
+        bb own, opp, kings;
+        if (parse_position(b, w, k, black, &own, &opp, &kings) < 0) { Py_DECREF(seq); return -1; }
+        q->history[q->history_len++] = position_hash(own, opp, kings, black);
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+static PyObject *py_search(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"black", "white", "kings", "black_to_move", "time_ms", "depth", "nodes", "history",
+                             "no_progress", "weights", "endgames", NULL};
+    PyObject *b, *w, *k, *history = NULL, *weights = NULL;
+    int black, depth = MAX_DEPTH, no_progress = 0, endgames = 1;
+    double time_ms = 0;
+    unsigned long long nodes = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOp|$diKOiOp:search", kwlist, &b, &w, &k, &black, &time_ms,
+                                     &depth, &nodes, &history, &no_progress, &weights, &endgames))
+        return NULL;
+    if (time_ms < 0 || depth < 1 || no_progress < 0) {
+        PyErr_SetString(PyExc_ValueError, "time_ms, nodes and no_progress must be >= 0 and depth >= 1");
+        return NULL;
+    }
+    Request *q = PyMem_Malloc(sizeof(Request));
+    Outcome *out = PyMem_Malloc(sizeof(Outcome));
+    if (!q || !out) { PyMem_Free(q); PyMem_Free(out); return PyErr_NoMemory(); }
+    if (parse_position(b, w, k, black, &q->own, &q->opp, &q->kings) < 0 || parse_weights(weights, q->w) < 0 ||
+        parse_history(history, q) < 0) {
+        PyMem_Free(q);
+        PyMem_Free(out);
+        return NULL;
+    }
+    q->black = black;
+    q->time_ms = time_ms;
+    q->max_depth = depth;
+    q->max_nodes = nodes;
+    q->no_progress = no_progress;
+    q->endgames = endgames;
+    Py_BEGIN_ALLOW_THREADS
+    run_search(q, out);
+    Py_END_ALLOW_THREADS
+    if (out->has_move < 0) { PyMem_Free(q); PyMem_Free(out); return PyErr_NoMemory(); }
+    PyObject *pv = PyList_New(0);
+    PyObject *move = NULL;
+    bb own = q->own, opp = q->opp, kings = q->kings;
+    int side = q->black;
+    for (int i = 0; pv && i < out->pv_len; i++) {
+        Route r;
+        if (route_of(own, opp, kings, side, out->pv[i], &r) < 0) break;
+        PyObject *t = route_tuple(&r);
+        if (!t || PyList_Append(pv, t) < 0) { Py_XDECREF(t); Py_CLEAR(pv); break; }
+        Py_DECREF(t);
+        /* play the move: the search's children give the position after it */
+        Move moves[MAX_MOVES];
+        int caps;
+        int n = generate(own, opp, kings, side, GEN_DEDUPE, moves, NULL, MAX_MOVES, &caps, NULL);
+        for (int j = 0; j < n; j++)
+            if (moves[j].key == out->pv[i]) {
+                own = moves[j].opp;
+                opp = moves[j].own;
+                kings = moves[j].kings;
+                side = !side;
+                break;
+            }
+    }
+    if (!pv) { PyMem_Free(q); PyMem_Free(out); return NULL; }
+    if (PyList_GET_SIZE(pv) > 0) {
+        move = PyList_GET_ITEM(pv, 0);
+        Py_INCREF(move);
+    } else {
+        move = Py_None;
+        Py_INCREF(move);
+    }
+    PyObject *result = Py_BuildValue("{s:N,s:i,s:i,s:K,s:N,s:d}", "move", move, "score", out->score, "depth",
+                                     out->depth, "nodes", (unsigned long long)out->nodes, "pv", pv, "elapsed_ms",
+                                     out->elapsed_ms);
+    PyMem_Free(q);
+    PyMem_Free(out);
+    return result;
+}
+
+/* Every root move scored with a full window to `depth` plies (for the levels that add noise). */
+static PyObject *py_score_moves(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"black", "white", "kings", "black_to_move", "depth", "time_ms", "weights", "endgames",
+                             NULL};
+    PyObject *b, *w, *k, *weights = NULL;
+    int black, depth, endgames = 1;
+    double time_ms = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOpi|$dOp:score_moves", kwlist, &b, &w, &k, &black, &depth,
+                                     &time_ms, &weights, &endgames))
+        return NULL;
+    if (depth < 1 || depth > MAX_DEPTH || time_ms < 0) {
+        PyErr_SetString(PyExc_ValueError, "depth must be within 1..60 and time_ms >= 0");
+        return NULL;
+    }
+    bb own, opp, kings;
+    int wv[W_COUNT];
+    if (parse_position(b, w, k, black, &own, &opp, &kings) < 0 || parse_weights(weights, wv) < 0) return NULL;
+    Search *s = PyMem_Malloc(sizeof(Search));
+    if (!s) return PyErr_NoMemory();
+    int failed;
+    Move root[MAX_MOVES];
+    int scores[MAX_MOVES];
+    int n = 0, scored = 0, captures;
+    Py_BEGIN_ALLOW_THREADS
+    failed = search_alloc(s) < 0;
+    if (!failed) {
+        memcpy(s->w, wv, sizeof(wv));
+        s->endgames = endgames && eg_max > 0;
+        s->eg_table = eg_table;
+        s->eg_max = eg_max;
+        s->limits_on = time_ms > 0;
+        s->deadline = time_ms > 0 ? now_s() + time_ms / 1000.0 : 0;
+        n = generate(own, opp, kings, black, GEN_DEDUPE, root, NULL, MAX_MOVES, &captures, NULL);
+        for (int i = 0; i < n; i++) {
+            int score = -node(s, root[i].opp, root[i].own, root[i].kings, !black, depth - 1, -WIN - 1, WIN + 1, 1, 0);
+            if (s->stopped) break;
+            scores[scored++] = score;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    uint64_t visited = s->nodes;
+    PyMem_Free(s);
+    if (failed) return PyErr_NoMemory();
+    PyObject *list = PyList_New(0);
+    for (int i = 0; list && i < scored; i++) {
+        Route r;
+        if (route_of(own, opp, kings, black, root[i].key, &r) < 0) continue;
+        PyObject *item = Py_BuildValue("(Ni)", route_tuple(&r), scores[i]);
+        if (!item || PyList_Append(list, item) < 0) { Py_XDECREF(item); Py_CLEAR(list); break; }
+        Py_DECREF(item);
+    }
+    if (!list) return NULL;
+    return Py_BuildValue("(NK)", list, (unsigned long long)visited);
+}
+
+#define EG_MAGIC "CKEGDB1\n"
+
+static PyObject *py_endgame_build(PyObject *self, PyObject *args) {
+    int pieces;
+    const char *path;
+    if (!PyArg_ParseTuple(args, "is:endgame_build", &pieces, &path)) return NULL;
+    if (pieces < 2 || pieces > EG_MAX_PIECES) {
+        PyErr_Format(PyExc_ValueError, "pieces must be within 2..%d, not %d", EG_MAX_PIECES, pieces);
+        return NULL;
+    }
+    uint64_t size = EG_BASE[pieces + 1];
+    unsigned char *table = malloc(size);
+    if (!table) return PyErr_NoMemory();
+    EgStats st;
+    int complete;
+    double started = now_s();
+    Py_BEGIN_ALLOW_THREADS
+    complete = eg_build(table, pieces, &st) == 0;
+    Py_END_ALLOW_THREADS
+    double seconds = now_s() - started;
+    FILE *f = fopen(path, "wb");
+    if (!f) { free(table); return PyErr_SetFromErrnoWithFilename(PyExc_OSError, path); }
+    unsigned char header[16] = {0};
+    memcpy(header, EG_MAGIC, 8);
+    header[8] = (unsigned char)pieces;
+    int ok = fwrite(header, 1, 16, f) == 16 && fwrite(table, 1, size, f) == size;
+    ok = (fclose(f) == 0) && ok;
+    free(table);
+    if (!ok) return PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
+    return Py_BuildValue("{s:i,s:K,s:K,s:K,s:K,s:K,s:i,s:i,s:O,s:d,s:K}", "pieces", pieces, "positions",
+                         (unsigned long long)st.positions, "wins", (unsigned long long)st.wins, "losses",
+                         (unsigned long long)st.losses, "draws", (unsigned long long)st.draws, "invalid",
+                         (unsigned long long)st.invalid, "passes", st.passes, "longest", st.longest, "complete",
+                         complete ? Py_True : Py_False, "seconds", seconds, "bytes", (unsigned long long)(size + 16));
+}
+
+static PyObject *py_endgame_load(PyObject *self, PyObject *args) {
+    const char *path;
+    if (!PyArg_ParseTuple(args, "s:endgame_load", &path)) return NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
+    unsigned char header[16];
+    if (fread(header, 1, 16, f) != 16 || memcmp(header, EG_MAGIC, 8) != 0 || header[8] < 2 ||
+        header[8] > EG_MAX_PIECES) {
+        fclose(f);
+        PyErr_Format(PyExc_ValueError, "%s is not an endgame database", path);
+        return NULL;
+    }
+    int pieces = header[8];
+    uint64_t size = EG_BASE[pieces + 1];
+    unsigned char *table = malloc(size + 1);
+    if (!table) { fclose(f); return PyErr_NoMemory(); }
+    size_t got;
+    Py_BEGIN_ALLOW_THREADS
+    got = fread(table, 1, size + 1, f);
+    Py_END_ALLOW_THREADS
+    fclose(f);
+    if (got != size) {
+        free(table);
+        PyErr_Format(PyExc_ValueError, "%s has the wrong size for %d pieces", path, pieces);
+        return NULL;
+    }
+    /* A table searches may be reading is never freed: a second load (rare) keeps the first in memory. */
+    eg_max = 0;
+    eg_table = table;
+    eg_max = pieces;
+    return PyLong_FromLong(pieces);
+}
+
+static PyObject *py_endgame_pieces(PyObject *self, PyObject *unused) { return PyLong_FromLong(eg_max); }
+
+static PyObject *py_endgame_unload(PyObject *self, PyObject *unused) {
+    eg_max = 0; /* the table stays in memory: a search in another thread may still read it */
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_endgame_probe(PyObject *self, PyObject *args) {
+    PyObject *b, *w, *k;
+    int black;
+    if (!PyArg_ParseTuple(args, "OOOp:endgame_probe", &b, &w, &k, &black)) return NULL;
+    bb own, opp, kings;
+    if (parse_position(b, w, k, black, &own, &opp, &kings) < 0) return NULL;
+    int v = eg_probe(own, opp, kings, black);
+    if (!v || v == EG_INVALID) Py_RETURN_NONE;
+    if (v == EG_DRAW) return Py_BuildValue("(si)", "draw", 0);
+    return Py_BuildValue("(si)", ((v - 1) & 1) ? "win" : "loss", v - 1);
+}
+
+static PyObject *py_endgame_verify(PyObject *self, PyObject *unused) {
+    if (!eg_max) {
+        PyErr_SetString(PyExc_RuntimeError, "no endgame database is loaded");
+        return NULL;
+    }
+    uint64_t wrong;
+    Py_BEGIN_ALLOW_THREADS
+    wrong = eg_verify(eg_table, eg_max);
+    Py_END_ALLOW_THREADS
+    return Py_BuildValue("(KK)", (unsigned long long)wrong, (unsigned long long)EG_BASE[eg_max + 1]);
+}
+
+static PyObject *py_endgame_entry(PyObject *self, PyObject *args) {
+    unsigned long long index;
+    if (!PyArg_ParseTuple(args, "K:endgame_entry", &index)) return NULL;
+    if (!eg_max || index >= EG_BASE[eg_max + 1]) {
+        PyErr_SetString(PyExc_IndexError, "no such entry in the loaded endgame database");
+        return NULL;
+    }
+    bb own, opp, kings;
+    if (!eg_position(index, &own, &opp, &kings)) Py_RETURN_NONE;
+    return Py_BuildValue("(kkk)", (unsigned long)own, (unsigned long)opp, (unsigned long)kings);
+}
+
+static PyObject *weights_dict(const int *w) {
+    PyObject *d = PyDict_New();
+    for (int i = 0; d && i < W_COUNT; i++) {
+        PyObject *v = PyLong_FromLong(w[i]);
+        if (!v || PyDict_SetItemString(d, WEIGHT_NAMES[i], v) < 0) { Py_XDECREF(v); Py_CLEAR(d); break; }
+        Py_DECREF(v);
+    }
+    return d;
+}
+
+static PyObject *py_get_weights(PyObject *self, PyObject *unused) { return weights_dict(current_weights); }
+
+static PyObject *py_set_weights(PyObject *self, PyObject *arg) {
+    int w[W_COUNT];
+    if (parse_weights(arg, w) < 0) return NULL;
+    memcpy(current_weights, w, sizeof(w));
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_reset_weights(PyObject *self, PyObject *unused) {
+    memcpy(current_weights, DEFAULT_WEIGHTS, sizeof(current_weights));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"legal_moves", py_legal_moves, METH_VARARGS,
+     "legal_moves(black, white, kings, black_to_move) -> [(path, captured, crowned)]\n\n"
+     "Every legal move (every capture route) with its squares 1-32, in no particular order."},
+    {"perft", py_perft, METH_VARARGS,
+     "perft(black, white, kings, black_to_move, depth) -> int\n\n"
+     "Leaf positions depth plies ahead; capture routes count separately (as game.rules.perft)."},
+    {"evaluate", (PyCFunction)(void (*)(void))py_evaluate, METH_VARARGS | METH_KEYWORDS,
+     "evaluate(black, white, kings, black_to_move, weights=None) -> int\n\n"
+     "The static evaluation for the side to move, hundredths of a man."},
+    {"search", (PyCFunction)(void (*)(void))py_search, METH_VARARGS | METH_KEYWORDS,
+     "search(black, white, kings, black_to_move, *, time_ms=0, depth=60, nodes=0, history=None,\n"
+     "       no_progress=0, weights=None) -> dict\n\n"
+     "Best move, score, depth, nodes, principal variation and elapsed_ms. 0 means no limit."},
+    {"score_moves", (PyCFunction)(void (*)(void))py_score_moves, METH_VARARGS | METH_KEYWORDS,
+     "score_moves(black, white, kings, black_to_move, depth, *, time_ms=0, weights=None)\n"
+     "    -> ([(route, score)], nodes)\n\n"
+     "Every root move scored with a full window; stops (with fewer moves) when time_ms is spent."},
+    {"endgame_build", py_endgame_build, METH_VARARGS,
+     "endgame_build(pieces, path) -> dict: build the database of every position with at most pieces pieces\n"
+     "into the file path (time, counts, size)."},
+    {"endgame_load", py_endgame_load, METH_VARARGS, "endgame_load(path) -> pieces: load a database for the searches."},
+    {"endgame_unload", py_endgame_unload, METH_NOARGS, "endgame_unload(): searches stop using the database."},
+    {"endgame_pieces", py_endgame_pieces, METH_NOARGS, "endgame_pieces() -> int: pieces the loaded database covers (0: none)."},
+    {"endgame_probe", py_endgame_probe, METH_VARARGS,
+     "endgame_probe(black, white, kings, black_to_move) -> ('win'|'loss'|'draw', plies) or None."},
+    {"endgame_verify", py_endgame_verify, METH_NOARGS,
+     "endgame_verify() -> (wrong, entries): positions whose value does not follow from their moves'."},
+    {"endgame_entry", py_endgame_entry, METH_VARARGS,
+     "endgame_entry(index) -> (black, white, kings) with Black to move, or None for an invalid entry."},
+    {"get_weights", py_get_weights, METH_NOARGS, "get_weights() -> dict: the current evaluation weights."},
+    {"set_weights", py_set_weights, METH_O, "set_weights(mapping): change some evaluation weights."},
+    {"reset_weights", py_reset_weights, METH_NOARGS, "reset_weights(): back to the default weights."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_core", "The engine's compiled core (game/engine/core/core.c).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__core(void) {
+    init_geometry();
+    init_binomials();
+    if (pthread_key_create(&table_key, free) != 0) return PyErr_NoMemory();
+    memcpy(current_weights, DEFAULT_WEIGHTS, sizeof(current_weights));
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    PyObject *names = PyTuple_New(W_COUNT);
+    if (!names) { Py_DECREF(m); return NULL; }
+    for (int i = 0; i < W_COUNT; i++) PyTuple_SET_ITEM(names, i, PyUnicode_FromString(WEIGHT_NAMES[i]));
+    if (PyModule_AddObject(m, "WEIGHT_NAMES", names) < 0) { Py_DECREF(names); Py_DECREF(m); return NULL; }
+    PyObject *defaults = weights_dict(DEFAULT_WEIGHTS);
+    if (!defaults || PyModule_AddObject(m, "DEFAULT_WEIGHTS", defaults) < 0) {
+        Py_XDECREF(defaults);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (PyModule_AddIntConstant(m, "WIN", WIN) < 0 || PyModule_AddIntConstant(m, "MAX_DEPTH", MAX_DEPTH) < 0 ||
+        PyModule_AddIntConstant(m, "FORTY_MOVE_PLIES", FORTY_MOVE_PLIES) < 0 ||
+        PyModule_AddIntConstant(m, "MATE_RANGE", MATE_RANGE) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,80 @@
+"""Who may seek in a rated pool, and with which rating: the lobby's reads of accounts and ratings.
+
+A rated pool (:attr:`game.lobby.pairing.Pool.rated`) is for signed-in accounts only.  The lobby
+socket has the session of the page that opened it (channels' session middleware, no
+``scope["user"]``), so :func:`rated_seeker` reads the signed-in user from that session as
+Django's own ``get_user`` does (the session's user id, backend and password hash checked), then
+the user's :class:`game.models.Account` and its :class:`game.models.Rating` in the pool's
+category.  Runs in a database thread (:func:`game.sockets.in_db_thread`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+from django.contrib.auth import get_user
+from django.utils.translation import gettext_lazy as _
+
+from game.accounts import identity
+from game.models import Account
+from game.names import NAME_MAX_CHARS, clean_name
+from game.ratings import games as ratings
+from game.round.errors import ActionError
+
+
+@dataclass(frozen=True)
+class RatedSeeker:
+    """A signed-in account seeking in a rated pool: ``player_id`` (the account's, which its seats
+    hold), ``name`` (the username, the name its rated games show) and ``rating`` (whole points of
+    its current rating in the pool's category, :func:`game.ratings.games.current`: 1500 without one)."""
+
+    player_id: str
+    name: str
+    rating: int
+
+
+class _SessionCopy(dict):
+    """A copy of a socket's session for ``get_user``: a session that fails its checks is
+    "flushed" here only (the socket's own session is the page's, not the socket's to change)."""
+
+    def flush(self) -> None:
+        self.clear()
+
+    def cycle_key(self) -> None:
+        pass
+
+
+def signed_in_account(session: Any) -> Account | None:
+    """The :class:`Account` signed in on ``session`` (a session store, or None), or None for a
+    guest, a session whose log-in no longer holds (password changed, user gone or inactive, logged
+    out since: :func:`game.accounts.identity.log_in_holds`) or a
+    user without an account row.  Reads the database; raises nothing else."""
+    if session is None:
+        return None
+    user = get_user(SimpleNamespace(session=_SessionCopy(session.items())))  # type: ignore[arg-type]
+    if not user.is_authenticated or not identity.log_in_ended_not_recorded(session):
+        return None
+    return Account.objects.filter(user_id=user.pk).select_related("user").first()
+
+
+def rated_seeker(session: Any, category: str) -> RatedSeeker:
+    """The signed-in account of ``session`` as a seeker of a rated pool of ``category``
+    (``"blitz"``...): its player id, its username as the name, its rating (rounded points).
+
+    Raises :class:`ActionError` ``rated_needs_account`` for a guest (or a log-in that no longer
+    holds): only accounts play rated games.
+    """
+    account = signed_in_account(session)
+    if account is None:
+        raise ActionError("rated_needs_account", _("Rated games are for signed-in players: sign in or "
+                                                   "sign up, or choose a casual pool."))
+    username = account.user.get_username()
+    try:
+        name = clean_name(username[:NAME_MAX_CHARS])
+    except ActionError:  # a username the display names refuse: still the account, by its own name
+        name = clean_name(f"player {account.player_id[:8]}")
+    rating = ratings.current(account.player_id, category).rating  # a new player's 1500 without a row
+    return RatedSeeker(player_id=account.player_id, name=name, rating=max(0, round(rating)))
+

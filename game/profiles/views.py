@@ -1,0 +1,152 @@
+"""The profile pages: ``/@/<username>``, its archive and PDN file, ``/games/mine``, ``/leaderboard``.
+Each view reads through :mod:`game.profiles.reads`; none changes anything."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from asgiref.sync import sync_to_async
+from django import forms
+from django.core.paginator import Paginator
+from django.http import Http404, StreamingHttpResponse
+from django.shortcuts import render
+from django.utils.translation import gettext_lazy as _
+from django.views.decorators.http import require_safe
+
+from game.models import Account
+from game.profiles import reads
+
+#: Games on each page of an archive.
+ARCHIVE_PAGE = 20
+
+
+def viewer_id(request) -> str | None:
+    """The player id of this browser (its session's, which a signed-in browser shares with its
+    account), or None before it has one.  Creates nothing."""
+    pid = request.session.get("player_id")
+    return pid if isinstance(pid, str) and pid else None
+
+
+def _account_or_404(username: str) -> Account:
+    account = reads.account_named(username)
+    if account is None:
+        raise Http404("No such player")
+    return account
+
+
+def category_choices() -> list[tuple[str, object]]:
+    """The rating categories in words, :data:`game.profiles.reads.CATEGORIES` order."""
+    return [("bullet", _("Bullet")), ("blitz", _("Blitz")), ("rapid", _("Rapid")),
+            ("classical", _("Classical")), ("correspondence", _("Correspondence"))]
+
+
+class ArchiveFilters(forms.Form):
+    """The archive's filters, from the query string; every field may be left empty."""
+
+    opponent = forms.CharField(label=_("Opponent"), required=False, max_length=40, strip=True)
+    result = forms.ChoiceField(label=_("Result"), required=False, choices=[
+        ("", _("Any result")), (reads.WON, _("Won")), (reads.LOST, _("Lost")), (reads.DRAWN, _("Drawn"))])
+    control = forms.ChoiceField(label=_("Time control"), required=False, choices=[
+        ("", _("Any time control")), *category_choices(), ("untimed", _("Untimed"))])
+    rated = forms.ChoiceField(label=_("Rated"), required=False, choices=[
+        ("", _("Rated or casual")), ("yes", _("Rated")), ("no", _("Casual"))])
+
+
+@require_safe
+def profile(request, username):
+    """A player's page: ratings per category, the rating chart, results against its most played
+    opponents, its latest games.  404 for a name no account has."""
+    account = _account_or_404(username)
+    pid = account.player_id
+    return render(request, "profiles/profile.html", {
+        "account": account, "name": account.user.username,
+        "ratings": reads.ratings(pid), "chart": reads.chart(pid),
+        "categories": dict(category_choices()),
+        "opponents": reads.opponents(pid), "recent": reads.recent_games(pid),
+    })
+
+
+@require_safe
+def games(request, username):
+    """The player's game archive, 20 games a page, newest first, with the filters of
+    :class:`ArchiveFilters`.  Filters that do not validate show the page with their errors and
+    no games (400); a page number that is not one shows the first or the last page."""
+    account = _account_or_404(username)
+    form = ArchiveFilters(request.GET)
+    context = {"account": account, "name": account.user.username, "form": form,
+               "categories": dict(category_choices())}
+    if not form.is_valid():
+        return render(request, "profiles/games.html", {**context, "page": None}, status=400)
+    data = form.cleaned_data
+    found = reads.archive(account.player_id, result=data["result"], opponent=data["opponent"],
+                          category=data["control"], rated={"yes": True, "no": False}.get(data["rated"]))
+    page = Paginator(found, ARCHIVE_PAGE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(request, "profiles/games.html", {
+        **context, "page": page, "lines": reads.game_lines(page.object_list, account.player_id),
+        "query": query.urlencode(),
+    })
+
+
+@require_safe
+def games_pdn(request, username):
+    """All of the player's games as one PDN file, oldest first, streamed a hundred games at a time."""
+    account = _account_or_404(username)
+    site = request.get_host()
+    found = reads.played_games(account.player_id)
+
+    async def texts() -> AsyncIterator[str]:
+        batches = reads.pdn_batches(found, site)
+        next_batch = sync_to_async(lambda: next(batches, None))
+        while (batch := await next_batch()) is not None:
+            yield "\n".join(batch) + "\n"
+
+    response = StreamingHttpResponse(texts(), content_type="application/x-pdn; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="checkers-{account.user.username}.pdn"'
+    return response
+
+
+@require_safe
+def my_games(request):
+    """"My games" for this browser's player id: games in play (those waiting for its move first,
+    correspondence ones above all), then its finished games."""
+    pid = viewer_id(request)
+    ongoing, finished = reads.my_games(pid) if pid else ([], [])
+    return render(request, "profiles/my_games.html", {
+        "ongoing": ongoing, "finished": finished, "categories": dict(category_choices())})
+
+
+@require_safe
+def leaderboard(request):
+    """The leaderboard of one category (``?category=``, blitz by default): its best 50 players
+    with a non-provisional rating.  An unknown category is a 400 page."""
+    category = request.GET.get("category") or "blitz"
+    names = dict(category_choices())
+    if category not in names:
+        return render(request, "profiles/leaderboard.html", {
+            "categories": names, "category": None, "leaders": []}, status=400)
+    return render(request, "profiles/leaderboard.html", {
+        "categories": names, "category": category, "leaders": reads.leaderboard(category)})
+
+
+class _Once:
+    """A callable that computes ``compute()`` on its first call and returns that ever after: the
+    template language calls a callable variable, so the query runs only on a page that shows the
+    badge, and once however often the page names it."""
+
+    def __init__(self, compute):
+        self._compute = compute
+        self._done = False
+        self._value = None
+
+    def __call__(self):
+        if not self._done:
+            self._value, self._done = self._compute(), True
+        return self._value
+
+
+def badge(request) -> dict:
+    """Template context: ``your_turn_count``, the number of games waiting for this browser's move
+    (:func:`game.profiles.reads.waiting_count`: one indexed query, run when a page shows it)."""
+    return {"your_turn_count": _Once(lambda: reads.waiting_count(viewer_id(request)))}

@@ -1,0 +1,204 @@
+"""Rated games: who may play one, the ratings they start with, and the ratings their end writes.
+
+A game is rated when its creator chose so (:func:`check_rated`): both seats held by accounts
+(:class:`game.models.Account`), a timed or correspondence control, never the computer.  When
+its second seat is taken it keeps both players' ratings of its category, rounded
+(:func:`start_fields`).  When it finishes (not when it is aborted), :func:`settle` updates both
+:class:`~game.models.Rating` rows by Glicko-2, one game being one rating period, writes a
+:class:`~game.models.RatingChange` per player and returns the game's rating diffs; the caller
+(:func:`game.round.store.bump`) stores them with the game's end, in the same transaction.
+``docs/ratings.md`` has the reasons.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from game.computer.seat import is_computer
+from game.models import Account, Game, Rating, RatingChange
+from game.ratings import glicko
+from game.ratings.categories import category_of
+from game.round.clock import TimeControl
+from game.round.errors import ActionError
+
+#: Glicko-2's system constant: lichess's 0.75 (docs/ratings.md, "Why tau 0.75").
+TAU = 0.75
+#: A rating is provisional while its deviation is above this (lichess's 110).
+PROVISIONAL_DEVIATION = 110.0
+#: The bounds kept on a deviation after each game (lichess's 45; a new player's 350 at most).
+MIN_DEVIATION, MAX_DEVIATION = 45.0, glicko.NEW_DEVIATION
+#: The largest volatility kept (lichess's 0.1).
+MAX_VOLATILITY = 0.1
+
+#: Rating periods a day of absence counts for, widening the deviation before the next game
+#: (lichess's 0.21436: a year away makes an established rating provisional again).
+RATING_PERIODS_PER_DAY = 0.21436
+
+#: Each seat's score for a stored result: ``{result: (Black's, White's)}``.
+SCORES = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
+
+
+def is_account(player_id: str | None) -> bool:
+    """Whether ``player_id`` (a seat's player id) is a signed-up account's."""
+    return bool(player_id) and Account.objects.filter(player_id=player_id).exists()
+
+
+def is_provisional(deviation: float) -> bool:
+    """Whether a rating with this ``deviation`` (points) is provisional (shown with a ``?``)."""
+    return deviation > PROVISIONAL_DEVIATION
+
+
+def check_rated(control: TimeControl, *player_ids: str) -> str:
+    """Check that a game with ``control`` between ``player_ids`` (the seats taken so far) may be
+    rated; returns its category (:func:`game.ratings.categories.category_of`).
+
+    Raises :class:`ActionError` ``unrated_control`` (an untimed control), ``sign_in_required``
+    (a player id that is no account's: a guest, or the computer).
+    """
+    category = category_of(control)
+    if category is None:
+        raise ActionError("unrated_control", _("Untimed games are not rated: choose a time control for a rated game."))
+    for player_id in player_ids:
+        if is_computer(player_id) or not is_account(player_id):
+            raise ActionError("sign_in_required", _("Rated games are for signed-in players: sign in or sign up first."))
+    return category
+
+
+def current(player_id: str, category: str) -> glicko.Glicko:
+    """``player_id``'s current rating in ``category`` (a new player's when it has none yet)."""
+    row = Rating.objects.filter(player_id=player_id, category=category).first()
+    if row is None:
+        return glicko.Glicko()
+    return glicko.Glicko(row.rating, row.deviation, row.volatility)
+
+
+def start_fields(black_id: str, white_id: str, time_control: str) -> dict[str, int]:
+    """The stored fields for the start of a rated game between ``black_id`` and ``white_id``
+    (player ids) with ``time_control`` (its text): ``black_rating``/``white_rating``, each
+    player's current rating in the game's category, rounded to whole points.  Read without locks:
+    they are what the players saw.  Raises ValueError for an untimed control (never rated)."""
+    category = category_of(time_control)
+    if category is None:
+        raise ValueError("an untimed game is never rated")
+    return {"black_rating": _points(current(black_id, category).rating),
+            "white_rating": _points(current(white_id, category).rating)}
+
+
+def _points(rating: float) -> int:
+    """A rating as the whole points a game stores (0 to 32767, the column's range)."""
+    return max(0, min(32767, round(rating)))
+
+
+def _bounded(after: glicko.Glicko) -> glicko.Glicko:
+    return glicko.Glicko(after.rating, min(MAX_DEVIATION, max(MIN_DEVIATION, after.deviation)),
+                         min(MAX_VOLATILITY, after.volatility))
+
+
+def _after_absence(player: glicko.Glicko, row: Rating, now: datetime) -> glicko.Glicko:
+    """``player``'s strength (its ``row``) when it comes back at ``now``: the deviation widened by
+    the days since its last rated game of the category (:data:`RATING_PERIODS_PER_DAY`); a new
+    player's is left as it is."""
+    if not row.games or row.updated_at is None:
+        return player
+    days = max(0.0, (now - row.updated_at).total_seconds() / 86400.0)
+    return glicko.widened(player, days * RATING_PERIODS_PER_DAY)
+
+
+def settle(game: Game, result: str) -> dict[str, int]:
+    """Rate the end of the rated ``game`` with ``result`` (``1-0``, ``0-1`` or ``1/2-1/2``):
+    update both players' :class:`Rating` rows of the game's category, write one
+    :class:`RatingChange` each, and return the game's fields ``black_rating_diff`` and
+    ``white_rating_diff`` (whole points: the rounded rating after minus the rounded rating before).
+
+    Before the game, a rating unused for a while has its deviation widened by the days since its
+    last game (:data:`RATING_PERIODS_PER_DAY`, as lichess), so a player back after months moves
+    faster.  Must run inside the transaction that ends the game, which holds its row lock.  The two
+    Rating rows are created if missing and locked in the order of their player ids, so two games
+    of one player ending at once are rated one after the other, the second from the first's
+    result, and never deadlock.  Raises ValueError for another ``result`` or a game whose two
+    seats are not two players.
+    """
+    if result not in SCORES:
+        raise ValueError(f"a finished game's result is 1-0, 0-1 or 1/2-1/2, not {result!r}")
+    black, white = game.black_player, game.white_player
+    if not black or not white or black == white:
+        raise ValueError("a rated game is between two players")
+    category = category_of(game.time_control)
+    if category is None:
+        raise ValueError("an untimed game is never rated")
+    ids = sorted((black, white))
+    Rating.objects.bulk_create([Rating(player_id=pid, category=category) for pid in ids], ignore_conflicts=True)
+    rows = {row.player_id: row for row in
+            Rating.objects.select_for_update().filter(category=category, player_id__in=ids).order_by("player_id")}
+    for pid in ids:
+        if pid not in rows:   # deleted meanwhile (an account deleted while we waited): a new one, ours
+            rows[pid] = Rating.objects.create(player_id=pid, category=category)
+    before = {pid: glicko.Glicko(rows[pid].rating, rows[pid].deviation, rows[pid].volatility) for pid in ids}
+    now = timezone.now()
+    strength = {pid: _bounded(_after_absence(before[pid], rows[pid], now)) for pid in ids}
+    black_score, white_score = SCORES[result]
+    after = {black: _bounded(glicko.after_game(strength[black], strength[white], black_score, TAU)),
+             white: _bounded(glicko.after_game(strength[white], strength[black], white_score, TAU))}
+    diffs = {}
+    for pid, score in ((black, black_score), (white, white_score)):
+        row, new = rows[pid], after[pid]
+        row.rating, row.deviation, row.volatility = new.rating, new.deviation, new.volatility
+        row.games += 1
+        if score == 1.0:
+            row.wins += 1
+        elif score == 0.0:
+            row.losses += 1
+        else:
+            row.draws += 1
+        row.save(update_fields=["rating", "deviation", "volatility", "games", "wins", "losses", "draws",
+                                "updated_at"])
+        diffs[pid] = _points(new.rating) - _points(before[pid].rating)
+    RatingChange.objects.bulk_create([
+        RatingChange(game_id=game.pk, player_id=pid, category=category, before=before[pid].rating,
+                     after=after[pid].rating, deviation=after[pid].deviation) for pid in (black, white)])
+    return {"black_rating_diff": diffs[black], "white_rating_diff": diffs[white]}
+
+
+_provisional: dict[str, tuple[bool, bool]] = {}
+_provisional_lock = threading.Lock()
+#: Games whose players' provisional marks this process keeps (then it starts over).
+PROVISIONAL_KEPT = 20000
+
+
+def _provisional_marks(game: Game) -> tuple[bool, bool]:
+    """Whether each player's rating (Black's, White's) of the rated ``game``'s category was
+    provisional when this process first looked (once per game: the states of a game's every
+    move need them)."""
+    marks = _provisional.get(game.pk)
+    if marks is None:
+        category = category_of(game.time_control) or ""
+        deviations = dict(Rating.objects.filter(category=category, player_id__in=[game.black_player, game.white_player])
+                          .values_list("player_id", "deviation"))
+        marks = (is_provisional(deviations.get(game.black_player, glicko.NEW_DEVIATION)),
+                 is_provisional(deviations.get(game.white_player, glicko.NEW_DEVIATION)))
+        with _provisional_lock:
+            if len(_provisional) >= PROVISIONAL_KEPT:
+                _provisional.clear()
+            _provisional[game.pk] = marks
+    return marks
+
+
+def seat_ratings(game: Game) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What the state's seats show of a game's ratings, ``(Black's, White's)``: nothing for an
+    unrated game or before both seats are taken; else ``rating`` (points when the game started)
+    and ``provisional`` (bool), and ``diff`` (points, signed) once the game's end rated it."""
+    if not game.rated or game.black_rating is None or game.white_rating is None:
+        return {}, {}
+    black_mark, white_mark = _provisional_marks(game)
+    black: dict[str, Any] = {"rating": game.black_rating, "provisional": black_mark}
+    white: dict[str, Any] = {"rating": game.white_rating, "provisional": white_mark}
+    if game.black_rating_diff is not None:
+        black["diff"] = game.black_rating_diff
+    if game.white_rating_diff is not None:
+        white["diff"] = game.white_rating_diff
+    return black, white

@@ -1,0 +1,59 @@
+"""Rated pools of Play online in real browsers: a guest sees them closed; two new accounts meet in
+a rated pool, the page showing each one's rating and the range it accepts."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from playwright.sync_api import expect
+
+
+def sign_up(context, server, username: str):
+    """Sign up ``username`` in ``context`` (the sign-up page), then open the home page."""
+    page = context.new_page()
+    page.goto(server.url + "/accounts/signup/")
+    password = f"Pw-{uuid.uuid4().hex}"
+    page.fill("#id_username", username)
+    page.fill("#id_password1", password)
+    page.fill("#id_password2", password)
+    page.locator("form button[type=submit]").last.click()
+    page.wait_for_load_state()
+    page.goto(server.url + "/")
+    expect(page.locator("#play-online")).to_be_enabled()
+    return page
+
+
+def test_a_guest_sees_the_rated_pools_closed(server, new_context):
+    page = new_context().new_page()
+    page.goto(server.url + "/")
+    expect(page.locator("#play-online")).to_be_enabled()
+    rated = page.locator("#rated-pools option")
+    assert rated.count() > 0
+    for i in range(rated.count()):
+        expect(rated.nth(i)).to_be_disabled()
+    expect(page.locator("#casual-pools option").first).to_be_enabled()
+    expect(page.locator("#rated-pools-hint")).to_be_visible()
+
+
+def test_two_accounts_meet_in_a_rated_pool(server, new_context):
+    tag = uuid.uuid4().hex[:6]
+    ann = sign_up(new_context(), server, f"ann{tag}")
+    ben = sign_up(new_context(), server, f"ben{tag}")
+    for page in (ann, ben):
+        expect(page.locator("#rated-pools-hint")).to_have_count(0)
+        page.select_option("#seek-pool", "5+0-rated")
+    ann.click("#play-online")
+    expect(ann.locator("#seek-status")).to_have_attribute("data-state", "seeking")
+    expect(ann.locator("#seek-range")).to_contain_text("1500")
+    expect(ann.locator("#seek-range")).to_contain_text("1400")
+    expect(ben.locator("#seek-count")).to_have_text("1")
+    ben.click("#play-online")
+    ann.wait_for_url(re.compile(r"/g/[a-z0-9]+/$"))
+    ben.wait_for_url(re.compile(r"/g/[a-z0-9]+/$"))
+    assert ann.url == ben.url
+    for page in (ann, ben):
+        expect(page.locator("#time-control")).to_contain_text("5+0")
+        expect(page.locator("body")).to_have_attribute("data-status", "active")
+        expect(page.locator("body")).to_contain_text(f"ann{tag}")
+        expect(page.locator("body")).to_contain_text(f"ben{tag}")

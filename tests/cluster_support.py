@@ -1,0 +1,230 @@
+"""A real Redis Cluster for tests: three masters, each with one replica, on free loopback ports.
+
+:func:`redis_cluster` (a fixture) starts six ``redis-server`` processes with
+``--cluster-enabled yes`` under the test's ``tmp_path``, joins them with
+``redis-cli --cluster create ... --cluster-replicas 1``, waits until every node
+says ``cluster_state:ok`` and stops them all afterwards.  A test kills a master
+(:meth:`Cluster.kill_master_of`) and waits for its replica to take over
+(:meth:`Cluster.wait_for_failover`).
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from redis.crc import key_slot
+
+#: Milliseconds a node may be unreachable before the cluster takes it for failed.
+NODE_TIMEOUT_MS = 1000
+
+
+def _free_cluster_port() -> int:
+    """A port free on 127.0.0.1 whose cluster bus port (+10000) is free too."""
+    for _ in range(200):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if port + 10000 > 65535:
+            continue
+        with socket.socket() as bus:
+            try:
+                bus.bind(("127.0.0.1", port + 10000))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no free pair of ports for a cluster node")
+
+
+class Node:
+    """One ``redis-server`` of the cluster, its data and log under ``folder``."""
+
+    def __init__(self, folder: Path):
+        self.port = _free_cluster_port()
+        self.folder = folder / str(self.port)
+        self.folder.mkdir(parents=True)
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        """Start the server and wait for its answer; a port taken meanwhile by another process (the
+        server exits at once) is given up for another free one, a few times."""
+        for _ in range(5):
+            if self._start_once():
+                return
+            self.port = _free_cluster_port()
+            self.folder = self.folder.parent / str(self.port)
+            self.folder.mkdir(parents=True)
+        raise RuntimeError(f"redis-server did not start (last port {self.port}; see {self.folder}/redis.log)")
+
+    def _start_once(self) -> bool:
+        with open(self.folder / "redis.log", "ab") as log:
+            self.proc = subprocess.Popen(
+                ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
+                 "--cluster-config-file", str(self.folder / "nodes.conf"),
+                 "--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--save", "", "--appendonly", "no",
+                 # A replica takes over however long it has been cut off from its master.
+                 "--cluster-replica-validity-factor", "0",
+                 "--dir", str(self.folder)],
+                stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                return False   # exited: most likely its port was taken since it was chosen
+            try:
+                if self.client().ping():
+                    return True
+            except redis.RedisError:
+                time.sleep(0.05)
+        self.stop()
+        return False
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=2, socket_connect_timeout=1)
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would."""
+        if self.alive():
+            assert self.proc is not None
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def stop(self) -> None:
+        if self.alive():
+            assert self.proc is not None
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class Cluster:
+    """Six nodes: three masters with a replica each, once :meth:`start` has returned."""
+
+    def __init__(self, folder: Path, size: int = 6):
+        self.nodes = [Node(folder) for _ in range(size)]
+
+    @property
+    def url(self) -> str:
+        """The value of ``REDIS_CLUSTER_URL`` for this cluster: every node, comma-separated."""
+        return "redis://" + ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
+
+    def start(self, timeout_s: float = 30) -> None:
+        for node in self.nodes:
+            node.start()
+        subprocess.run(
+            ["redis-cli", "--cluster", "create", *(f"127.0.0.1:{n.port}" for n in self.nodes),
+             "--cluster-replicas", "1", "--cluster-yes"],
+            check=True, capture_output=True, timeout=60)
+        self.wait_ok(timeout_s)
+        self.wait_replicated(timeout_s)
+
+    def wait_replicated(self, timeout_s: float = 30) -> None:
+        """Wait until every replica has its master's data (``master_link_status:up``)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            infos = [n.client().info("replication") for n in self.nodes if n.alive()]
+            replicas = [i for i in infos if i["role"] == "slave"]
+            if len(replicas) == len(self.nodes) // 2 and all(i["master_link_status"] == "up" for i in replicas):
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"the replicas are not in sync after {timeout_s} s")
+
+    def wait_ok(self, timeout_s: float = 30) -> None:
+        """Wait until every live node says ``cluster_state:ok`` and knows three masters serving slots."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                if all(self._ok(node) for node in self.nodes if node.alive()):
+                    return
+            except redis.RedisError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"the cluster is not ok after {timeout_s} s")
+
+    def _ok(self, node: Node) -> bool:
+        client = node.client()
+        info = client.execute_command("CLUSTER", "INFO").decode()
+        if "cluster_state:ok" not in info:
+            return False
+        masters = [line for line in client.execute_command("CLUSTER", "NODES").decode().splitlines()
+                   if "master" in line and "fail" not in line.split()[2] and len(line.split()) > 8]
+        return len(masters) == 3
+
+    def master_of(self, key: str) -> Node:
+        """The live node that serves ``key``'s slot now (as a master)."""
+        slot = key_slot(key.encode())
+        for node in self.nodes:
+            if not node.alive():
+                continue
+            for start, end, *_ in node.client().execute_command("CLUSTER", "SLOTS"):
+                if start <= slot <= end:
+                    host_port = _[0]
+                    port = int(host_port[1])
+                    return next(n for n in self.nodes if n.port == port)
+        raise RuntimeError(f"no node serves slot {slot}")
+
+    def kill_master_of(self, key: str) -> Node:
+        """SIGKILL the master of ``key``'s slot; returns it."""
+        node = self.master_of(key)
+        node.kill()
+        return node
+
+    def wait_for_failover(self, key: str, old: Node, timeout_s: float = 30) -> Node:
+        """Wait until another node serves ``key``'s slot and the cluster is ok; returns that node."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                node = self.master_of(key)
+                if node is not old and self._ok(node):
+                    return node
+            except (redis.RedisError, RuntimeError):
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"no replica took over from port {old.port} after {timeout_s} s")
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+
+
+@pytest.fixture
+def redis_cluster(tmp_path) -> Iterator[Cluster]:
+    """A fresh 3-master, 3-replica Redis Cluster on loopback, stopped after the test."""
+    cluster = Cluster(tmp_path / "cluster")
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def site_on_cluster(redis_cluster, settings) -> Iterator[Cluster]:
+    """The site configured on ``redis_cluster`` (``REDIS_CLUSTER_URL``, the seek pools and the cache
+    there too), its process-wide Redis clients made again for it and after it."""
+    from game.round import fanout, presence
+
+    def forget_clients() -> None:
+        fanout._sync_client = None
+        presence._sync_client = None
+
+    settings.REDIS_CLUSTER_URL = redis_cluster.url
+    settings.MATCHMAKING_REDIS_URL = "redis+cluster://" + redis_cluster.url.split("://", 1)[1]
+    settings.CACHES = {"default": {**settings.CACHES["default"], "LOCATION": redis_cluster.url,
+                                   "BACKEND": "checkers_site.cluster_cache.RedisClusterCache"}}
+    forget_clients()
+    try:
+        yield redis_cluster
+    finally:
+        forget_clients()

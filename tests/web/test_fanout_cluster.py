@@ -1,0 +1,153 @@
+"""The hub on a real Redis Cluster (three masters, three replicas): sharded pub/sub per game, one
+pub/sub connection per shard, and a killed master's games subscribed again on its replica."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+
+import pytest
+import redis
+from django.conf import settings
+
+from game.round import fanout
+from game.round.events import AudienceEvent, publications
+from tests.cluster_support import Cluster, redis_cluster  # noqa: F401 - the fixture
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+class Page:
+    """A socket of a game as the hub sees it: what it was sent, and the snapshots it was asked for."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.resyncs = 0
+
+    async def deliver(self, copies, follow) -> None:
+        self.texts.extend(text for _roles, text in copies)
+
+    def resync(self) -> None:
+        self.resyncs += 1
+
+
+def event(v: int) -> str:
+    """A published event of version ``v`` (an audience notice)."""
+    return publications([AudienceEvent(game_v=v, spectators=0, online={"B": True, "W": False})])[0]
+
+
+def versions(page: Page) -> list[int]:
+    return [json.loads(t)["game_v"] for t in page.texts if '"game_v"' in t]
+
+
+async def until(check, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
+def games_on_each_shard(cluster: Cluster, per_shard: int = 1) -> dict[int, list[str]]:
+    """Game ids whose channels fall on each master (by port), ``per_shard`` of each."""
+    found: dict[int, list[str]] = {}
+    while len(found) < 3 or any(len(g) < per_shard for g in found.values()):
+        game_id = uuid.uuid4().hex[:12]
+        port = cluster.master_of(fanout.channel(game_id)).port
+        if len(found.setdefault(port, [])) < per_shard:
+            found[port].append(game_id)
+    return found
+
+
+def shard_channels(cluster: Cluster) -> set[str]:
+    """The sharded channels someone is subscribed to, on every live master."""
+    names: set[str] = set()
+    for node in cluster.nodes:
+        if node.alive():
+            names |= {n.decode() for n in node.client().execute_command("PUBSUB", "SHARDCHANNELS")}
+    return names
+
+
+@pytest.fixture
+def hub(redis_cluster):  # noqa: F811
+    """A hub on the cluster (and its prefix's channels only)."""
+    the_hub = fanout.Hub(settings.REDIS_URL, redis_cluster.url)
+    yield the_hub
+
+
+async def test_each_game_is_read_on_its_shard_and_only_while_it_has_sockets(hub, redis_cluster):  # noqa: F811
+    games = [g for ids in games_on_each_shard(redis_cluster).values() for g in ids]
+    pages = {g: Page() for g in games}
+    for game_id, page in pages.items():
+        await hub.join(game_id, page)
+    assert hub.confirmed == set(games)
+    assert len(hub.lines) == 3 and all(line.subscriptions == 1 for line in hub.lines.values())
+    assert {fanout.channel(g) for g in games} <= shard_channels(redis_cluster)
+    for n, game_id in enumerate(games):
+        await hub.publish(game_id, [event(n)])
+    assert await until(lambda: all(len(p.texts) == 1 for p in pages.values()))
+    assert [versions(pages[g]) for g in games] == [[n] for n in range(len(games))]
+    hub.leave(games[0], pages[games[0]])
+    assert await until(lambda: fanout.channel(games[0]) not in shard_channels(redis_cluster))
+    assert fanout.channel(games[1]) in shard_channels(redis_cluster)
+    # Published from a synchronous caller too (the pages' path), with SPUBLISH.
+    fanout._sync_client = None
+    settings.REDIS_CLUSTER_URL = redis_cluster.url
+    try:
+        await asyncio.to_thread(fanout._publish_sync, games[1], [event(7), event(8)])
+        assert await until(lambda: versions(pages[games[1]]) == [1, 7, 8])
+    finally:
+        settings.REDIS_CLUSTER_URL = ""
+        fanout._sync_client = None
+    await hub.close()
+
+
+async def test_a_killed_masters_games_are_subscribed_again_on_its_replica_and_resynced(hub, redis_cluster):  # noqa: F811
+    """SIGKILL the master of one game's shard: its replica takes over, the hub's line of that shard
+    connects to it and subscribes its games again (their sockets are told the link went down, then
+    get a fresh snapshot); the other shards' games are not disturbed, and events flow again."""
+    by_shard = games_on_each_shard(redis_cluster, per_shard=2)
+    pages = {g: Page() for ids in by_shard.values() for g in ids}
+    for game_id, page in pages.items():
+        await hub.join(game_id, page)
+    victim_port, victims = next(iter(by_shard.items()))
+    others = [g for port, ids in by_shard.items() if port != victim_port for g in ids]
+    old = redis_cluster.kill_master_of(fanout.channel(victims[0]))
+    assert old.port == victim_port
+    assert await until(lambda: hub.lost, timeout=5)
+    new = await asyncio.to_thread(redis_cluster.wait_for_failover, fanout.channel(victims[0]), old)
+    assert new is not old
+    assert await until(lambda: not hub.lost and set(victims) <= hub.confirmed, timeout=20)
+    for game_id in victims:
+        page = pages[game_id]
+        assert page.resyncs == 1
+        assert [json.loads(t) for t in page.texts] == [{"type": "link", "up": False}, {"type": "link", "up": True}]
+    assert all(pages[g].resyncs == 0 and pages[g].texts == [] for g in others)
+    # Events of the failed-over shard flow again, published through the cluster client.
+    for _attempt in range(50):
+        try:
+            await hub.publish(victims[0], [event(5), event(6)])
+            break
+        except fanout.Unavailable:
+            await asyncio.sleep(0.2)
+    assert await until(lambda: versions(pages[victims[0]]) == [5, 6])
+    assert all(versions(pages[g]) == [] for g in others)
+    await hub.close()
+
+
+async def test_a_join_waits_for_its_games_shard_subscription(hub, redis_cluster):  # noqa: F811
+    """The join returns once the game's channel is subscribed on its shard: a publish right after
+    it reaches the socket."""
+    game_id = uuid.uuid4().hex[:12]
+    page = Page()
+    await hub.join(game_id, page)
+    master = redis_cluster.master_of(fanout.channel(game_id))
+    assert master.client().execute_command("PUBSUB", "SHARDNUMSUB", fanout.channel(game_id))[1] == 1
+    admin = redis.Redis(host="127.0.0.1", port=master.port)
+    admin.execute_command("SPUBLISH", fanout.channel(game_id), event(3))
+    admin.close()
+    assert await until(lambda: versions(page) == [3])
+    await hub.close()
