@@ -15,7 +15,9 @@ It starts the site as ``bench/load.py`` does (its own Redis, a fresh PostgreSQL 
    opponent's (and the spectator's) receipt of the ``move`` event, for moves sent in each phase.
    Beside them a **computer probe** (from 127.0.0.3) plays the computer at level 1 (``POST
    /computer``) and times each of its replies: from the probe's move to the computer's.
-2. **The attacker**: ONE client, one session cookie, one address (127.0.0.1), which in turn, for
+2. **The attacker**: ONE client (a process of its own, as another machine would be, so that its
+   handshakes and threads do not slow the honest clients' own measuring; ``--attacker-in-client``
+   runs it beside them as before), one session cookie, one address (127.0.0.1), which in turn, for
    ``--phase-s`` seconds each (``--floods``, all by default):
 
    - ``sockets``: opens ``--flood-sockets`` (300) game sockets on the first honest game and sends
@@ -336,6 +338,40 @@ async def attack(args, flood: str, ports, bases, attacker: load.Visitor, game_id
         await asyncio.to_thread(http_flood, args.create_concurrency, deadline, create_request(attacker), out)
 
 
+def attack_elsewhere(args, flood: str, ports, bases, cookies: list, game_id: str, deadline: float) -> dict:
+    """One flood from a process of its own (another client, as an attacker is): the honest players'
+    and the probe's event loop in this process is not slowed by the attacker's handshakes and threads,
+    so what they measure is the site's delay, not the bench's. ``deadline`` is a ``time.perf_counter()``
+    value (the system's monotonic clock, the same in both processes). Returns the outcome
+    (:meth:`Outcome.as_dict`) with the attacker process's own CPU seconds."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(target=_attacker_main,
+                              args=(args, flood, ports, bases, cookies, game_id, deadline, send), daemon=True)
+    process.start()
+    send.close()
+    try:
+        if not receive.poll(max(1.0, deadline - time.perf_counter()) + CLOSE_LIMIT_S):
+            return {"unfinished": True}
+        return receive.recv()
+    finally:
+        process.join(5)
+        if process.is_alive():
+            process.kill()
+
+
+def _attacker_main(args, flood, ports, bases, cookies, game_id, deadline, send) -> None:
+    load.raise_fd_limit()
+    attacker = load.Visitor(bases[0], ATTACKER_ADDR)
+    for cookie in cookies:
+        attacker.jar.set_cookie(cookie)
+    outcome = Outcome()
+    asyncio.run(attack(args, flood, ports, bases, attacker, game_id, deadline, outcome))
+    send.send({**outcome.as_dict(), "attacker_cpu_s": round(time.process_time(), 2)})
+
+
 async def phase(args, name: str, run: load.Run, probe: ComputerProbe, meters: dict, flood_task) -> dict:
     st = run.stats
     st.opponent, st.spectator, st.errors, st.refused, st.accepted = [], [], {}, {}, 0
@@ -358,12 +394,10 @@ async def phase(args, name: str, run: load.Run, probe: ComputerProbe, meters: di
     out = {"phase": name, "honest": honest, "computer_reply_ms": load.percentiles(replies),
            "cpu_pct": cpu, "loadavg_start": load_start, "loadavg_end": [round(x, 2) for x in os.getloadavg()]}
     if attacker is not None:
-        outcome, task = attacker
         try:
-            await asyncio.wait_for(task, CLOSE_LIMIT_S)
+            out["attacker"] = await asyncio.wait_for(attacker, CLOSE_LIMIT_S)
         except TimeoutError:
             out["attacker_unfinished"] = True
-        out["attacker"] = outcome.as_dict()
     await asyncio.sleep(args.settle_s)
     return out
 
@@ -423,9 +457,15 @@ async def main_async(args) -> dict:
 
         def starter(flood: str):
             def start(deadline: float):
-                outcome = Outcome()
-                return outcome, asyncio.create_task(
-                    attack(args, flood, ports, bases, attacker, games[0]["id"], deadline, outcome))
+                if args.attacker_in_client:
+                    outcome = Outcome()
+
+                    async def here() -> dict:
+                        await attack(args, flood, ports, bases, attacker, games[0]["id"], deadline, outcome)
+                        return outcome.as_dict()
+                    return asyncio.create_task(here())
+                return asyncio.create_task(asyncio.to_thread(
+                    attack_elsewhere, args, flood, ports, bases, list(attacker.jar), games[0]["id"], deadline))
             return start
 
         phases = [await phase(args, "quiet", run, probe, meters, None)]
@@ -478,6 +518,10 @@ def main() -> None:
     parser.add_argument("--keep-logs", default="")
     parser.add_argument("--profile", default="", help="folder for py-spy profiles of the Daphne processes, per phase")
     parser.add_argument("--profile-idle", action="store_true", help="profiles include waiting threads")
+    parser.add_argument("--attacker-in-client", action="store_true",
+                        help="run the attacker on the honest clients' own event loop and threads, as before "
+                             "(its handshakes then delay what the honest clients measure); by default it is "
+                             "a process of its own")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--pretty", action="store_true")
     args = parser.parse_args()
