@@ -25,19 +25,23 @@ from redis.crc import key_slot
 NODE_TIMEOUT_MS = 1000
 
 
-def _free_cluster_port() -> int:
-    """A port free on 127.0.0.1 whose cluster bus port (+10000) is free too."""
+def _free_cluster_port(taken: set[int]) -> int:
+    """A port free on 127.0.0.1 whose cluster bus port (+10000) is free too, and not in ``taken``
+    (the ports already chosen for the other nodes: the system may hand a port just released to the
+    next bind, so two nodes chosen one after the other could get the same one).  The port chosen is
+    added to ``taken``."""
     for _ in range(200):
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             port = sock.getsockname()[1]
-        if port + 10000 > 65535:
+        if port + 10000 > 65535 or port in taken or port + 10000 in taken or port - 10000 in taken:
             continue
         with socket.socket() as bus:
             try:
                 bus.bind(("127.0.0.1", port + 10000))
             except OSError:
                 continue
+        taken.add(port)
         return port
     raise RuntimeError("no free pair of ports for a cluster node")
 
@@ -45,10 +49,11 @@ def _free_cluster_port() -> int:
 class Node:
     """One ``redis-server`` of the cluster, its data and log under ``folder``."""
 
-    def __init__(self, folder: Path):
-        self.port = _free_cluster_port()
+    def __init__(self, folder: Path, taken: set[int]):
+        self.taken = taken
+        self.port = _free_cluster_port(taken)
         self.folder = folder / str(self.port)
-        self.folder.mkdir(parents=True)
+        self.folder.mkdir(parents=True, exist_ok=True)
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
@@ -57,9 +62,9 @@ class Node:
         for _ in range(5):
             if self._start_once():
                 return
-            self.port = _free_cluster_port()
+            self.port = _free_cluster_port(self.taken)
             self.folder = self.folder.parent / str(self.port)
-            self.folder.mkdir(parents=True)
+            self.folder.mkdir(parents=True, exist_ok=True)
         raise RuntimeError(f"redis-server did not start (last port {self.port}; see {self.folder}/redis.log)")
 
     def _start_once(self) -> bool:
@@ -112,7 +117,8 @@ class Cluster:
     """Six nodes: three masters with a replica each, once :meth:`start` has returned."""
 
     def __init__(self, folder: Path, size: int = 6):
-        self.nodes = [Node(folder) for _ in range(size)]
+        taken: set[int] = set()
+        self.nodes = [Node(folder, taken) for _ in range(size)]
 
     @property
     def url(self) -> str:
