@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -70,8 +71,15 @@ class RequestContext:
 MAX_PATH_LOGGED = 200
 
 
+#: Characters a client's text must not bring into a log line as they are: control characters (a
+#: newline would start a forged line of its own, a NUL corrupts the file) and the line separators.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def cut(text: str, limit: int = MAX_PATH_LOGGED) -> str:
-    """``text`` cut to ``limit`` characters, ``…`` marking the cut."""
+    """``text`` with its control characters written as escapes (``\\n``, ``\\x00``), then cut to
+    ``limit`` characters, ``…`` marking the cut."""
+    text = _UNSAFE.sub(lambda found: found.group().encode("unicode_escape").decode("ascii"), text)
     return text if len(text) <= limit else text[:limit] + "…"
 
 

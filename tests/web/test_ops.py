@@ -396,6 +396,33 @@ def test_text_format_shows_the_context():
     assert text.endswith("INFO game.round.socket: hello there [game_id=abcdefghij seat=B]")
 
 
+@pytest.mark.django_db(transaction=True)
+async def test_a_path_with_control_characters_cannot_forge_a_text_log_line():
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logs.TextFormatter())
+    handler.addFilter(logs.ContextFilter())
+    django_request = logging.getLogger("django.request")
+    django_request.addHandler(handler)
+    forged = "/nothing\n2026-12-03 08:00:00,000 ERROR django.security: FORGED\x00\u2028/"
+    try:
+        response = await HttpCommunicator(application, "GET", forged,
+                                          headers=[(b"host", b"127.0.0.1:8000")]).get_response()
+    finally:
+        django_request.removeHandler(handler)
+    assert response["status"] == 404
+    text = stream.getvalue()
+    assert text.count("\n") == 1 and "\x00" not in text and "\u2028" not in text, text
+    assert text.startswith(text.split(" ERROR ")[0]) and "WARNING django.request: Not Found" in text
+    assert "FORGED\\x00\\u2028/" in text   # written as escapes, in Django's part and in the context's
+    # A newline in a bound path (a socket's, which no HTTP parser cleaned) is written as an escape too.
+    record = logging.LogRecord("game.round.socket", logging.INFO, __file__, 1, "game socket closed", (), None)
+    with logs.bound(path="/ws/game/x\n2026-12-03 08:00:00,000 ERROR FORGED/"):
+        logs.ContextFilter().filter(record)
+    line = logs.TextFormatter().format(record)
+    assert "\n" not in line and line.endswith("[path=/ws/game/x\\n2026-12-03 08:00:00,000 ERROR FORGED/]")
+
+
 def test_logging_setting_picks_json_or_text():
     assert logs.logging_config("json", "INFO")["handlers"]["console"]["formatter"] == "json"
     assert logs.logging_config("text", "DEBUG")["handlers"]["console"]["formatter"] == "text"
