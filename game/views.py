@@ -99,10 +99,19 @@ def home(request):
                 return redirect("game", game_id=game.id)
     else:
         form = NewGameForm(initial={"name": request.session.get("name", "")})
+    return render_home(request, form, status)
+
+
+def render_home(request, form=None, status: int = 200, computer_form=None) -> HttpResponse:
+    """The home page with ``form`` (the "Play a friend" form; a fresh one when None) and, when
+    "Play the computer" was refused, its bound ``computer_form``, whose errors the panel shows
+    beside what the visitor chose (``status`` 400 then)."""
+    if form is None:
+        form = NewGameForm(initial={"name": request.session.get("name", "")})
     _guest_placeholder(form, request)
     pools = [{"id": pool.id, "label": pool_label(pool.id)} for pool in POOLS.values()]
-    return render(request, "home.html", {"form": form, "live_games": _live_games(), "pools": pools},
-                  status=status)
+    return render(request, "home.html", {"form": form, "live_games": _live_games(), "pools": pools,
+                                         "computer_form": computer_form}, status=status)
 
 
 def _live_games() -> list[dict]:

@@ -1,7 +1,7 @@
 """Pages and JSON endpoints of the engine: "Play the computer" and the analysis board.
 
 - ``POST /computer``: start a game against the computer (form fields ``level``
-  1-5, ``color`` ``B``/``W``/``random``, optional ``name``) and go to it.
+  1-8, ``color`` ``B``/``W``/``random``, optional ``name``) and go to it.
 - ``GET /analysis`` (``?fen=...`` or ``?game=<id>``): the analysis board.
 - ``GET /analysis/position?fen=...[&move=...]``: the position (after ``move``,
   when given) with its legal moves, or why it is refused.
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from asgiref.sync import sync_to_async
 from django import forms
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpResponse, JsonResponse
+from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.functional import lazy
 from django.utils.translation import gettext_lazy as _
@@ -48,7 +48,7 @@ from game.models import Game, Move, is_game_id
 from game.round import actions, reads
 from game.round.errors import ActionError
 from game.sockets import in_db_thread
-from game.views import play_name, player_id, posted_form
+from game.views import play_name, player_id, posted_form, render_home
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrPromise
@@ -81,13 +81,12 @@ def play_computer(request):
     the new-game limits, :mod:`game.http_limits`).
 
     An empty name plays under the visitor's guest name, as on every form
-    (:func:`game.names.display_name`). An invalid form gets status 400 with the reasons.
+    (:func:`game.names.display_name`). An invalid form gets the home page again, status 400, with
+    the reasons in the "Play the computer" panel and the visitor's choices kept.
     """
     form = posted_form(ComputerGameForm, request)
     if not form.is_valid():
-        reasons = "; ".join(f"{field}: {' '.join(str(e) for e in errors)}" for field, errors in form.errors.items())
-        return HttpResponse(_("Cannot start the game (%(reasons)s).") % {"reasons": reasons}, status=400,
-                            content_type="text/plain; charset=utf-8")
+        return render_home(request, status=400, computer_form=form)
     wait = http_limits.retry_after(http_limits.GAME_CREATE, player_id(request),
                                    http_limits.client_address(request))
     if wait is not None:
@@ -97,9 +96,9 @@ def play_computer(request):
                                   form.cleaned_data["level"])
     try:
         game = actions.start_game(black=black, white=white, ballot=form.cleaned_data["ballot_choice"])
-    except ActionError as exc:
-        return HttpResponse(_("Cannot start the game (%(reasons)s).") % {"reasons": exc.message}, status=400,
-                            content_type="text/plain; charset=utf-8")
+    except ActionError as exc:   # the form checked it all; a refusal still shows as its error
+        form.add_error(None, str(exc.message))
+        return render_home(request, status=400, computer_form=form)
     return redirect("game", game_id=game.id)
 
 

@@ -251,9 +251,17 @@ async def test_computer_game_with_a_ballot_the_computer_plays_whites_first_own_m
 
 @pytest.mark.parametrize("typed", ["3", "999", "abc"])
 def test_computer_game_with_a_bad_ballot_is_refused_and_nothing_is_created(typed):
-    response = Client().post("/computer", {"level": "1", "color": "B", "opening": "ballot", "ballot": typed})
+    response = Client().post("/computer", {"level": "5", "color": "B", "opening": "ballot", "ballot": typed})
     assert response.status_code == 400
-    assert "ballot" in response.content.decode()
+    # The home page again, the reason in the computer panel and what the visitor chose kept.
+    html = response.content.decode()
+    panel = html[html.index('id="computer-form"'):]
+    errors = panel[panel.index('id="computer-errors"'):panel.index("</ul>")]
+    expected = {"3": "barred", "999": "numbered 1 to 174", "abc": "1 to 174"}[typed]
+    assert expected in errors and "ballot:" not in errors
+    assert 'name="level" value="5" checked' in panel and 'name="color" value="B" checked' in panel
+    assert '<option value="ballot" selected>' in panel and f'value="{typed}"' in panel
+    assert 'id="create-game"' in html   # the rest of the home page is there
     assert Game.objects.count() == 0 and Move.objects.count() == 0
 
 
