@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db.models import Case, Count, F, Q, QuerySet, When
 
+from game.i18n import seat_name
 from game.models import Account, Game, Move, Rating, RatingChange
 from game.ratings import categories
 from game.ratings.categories import CATEGORIES
@@ -105,7 +106,7 @@ def game_line(game: Game, player_id: str, accounts: dict[str, str]) -> GameLine:
     black = game.black_player == player_id
     side = "B" if black else "W"
     opponent_id = game.white_player if black else game.black_player
-    opponent_name = (game.white_name if black else game.black_name) or "?"
+    opponent_name = seat_name(opponent_id, (game.white_name if black else game.black_name) or "?")
     outcome = None
     if game.status == Game.Status.FINISHED:
         if game.result == "1/2-1/2":
@@ -291,7 +292,7 @@ def opponents(player_id: str, limit: int = 10) -> list[OpponentLine]:
                   .order_by("-created_at").values_list("black_player", "black_name", "white_name").first())
         name = "?"
         if latest is not None:
-            name = (latest[1] if latest[0] == opponent else latest[2]) or "?"
+            name = seat_name(opponent, (latest[1] if latest[0] == opponent else latest[2]) or "?")
         lines.append(OpponentLine(player_id=opponent, name=name, account=accounts.get(opponent),
                                   games=row["games"], wins=row["wins"], losses=row["losses"],
                                   draws=row["draws"]))

@@ -458,3 +458,16 @@ def test_my_games_names_an_untimed_game_once_and_a_timed_one_with_its_control():
     cells = {gid: re.findall(r"<td>(.*?)</td>", row, re.S)[2] for gid, row in rows.items()}
     assert cells[untimed.id].strip() == "Untimed"                       # it said "Untimed untimed"
     assert cells[blitz.id].strip() == 'Blitz <span class="seat-note">5+0</span>'
+
+
+def test_the_computer_is_named_in_the_pages_language_on_my_games_and_the_profile():
+    alice = account("alice")
+    game(alice.player_id, "bot:3", white_name="Computer (level 3)", moves=OPENING, result="0-1",
+         time_control="untimed")
+    client = Client(headers={"accept-language": "fr"})
+    client.force_login(alice.user)
+    for page in ("/games/mine", "/@/alice", "/@/alice/games"):
+        text = html(client.get(page))
+        assert "Ordinateur (niveau 3)" in text and "Computer (level 3)" not in text, page
+    text = html(Client(headers={"accept-language": "es"}).get("/@/alice"))
+    assert "Ordenador (nivel 3)" in text and "Computer (level 3)" not in text
