@@ -28,11 +28,12 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from checkers_site.ops import logs, metrics
+from game import http_limits
 from game.accounts import identity
 from game.computer import player as computer_player
 from game.computer.seat import has_computer
 from game.correspondence import forecasts
-from game.i18n import language_of_scope, resolved
+from game.i18n import language_of_scope, lazy_text, resolved
 from game.round import (
     actions,
     admission,
@@ -84,6 +85,9 @@ ACTIONS: dict[str, Callable[[str, str | None, datetime | None], Progress]] = {
     "takeback_accept": takebacks.accept,
     "takeback_decline": takebacks.decline,
 }
+
+#: The actions that may start a new game: counted against the new-game limits.
+NEW_GAME_ACTIONS = frozenset({"rematch_offer", "rematch_accept"})
 
 #: Close code sent when the game in the URL does not exist.
 CLOSE_NO_SUCH_GAME = 4404
@@ -422,12 +426,25 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             if self.deadline is not None and time.monotonic() >= self.deadline - CLOCK_CHECK_LEAD_S:
                 await self.check_clock()
         elif isinstance(message, Action):
+            if message.name in NEW_GAME_ACTIONS:
+                await self.count_new_game()
             progress = await turns.run(self.game_id, ACTIONS[message.name], self.player_id, arrived)
             await self.publish(progress)
         elif isinstance(message, Chat):
             # No turn of the game's actions and no row lock: a line does not change the game.
             progress = await in_db_thread(chat.say)(self.game_id, self.speaker(), message.room, message.text)
             await self.publish(progress)
+
+    async def count_new_game(self) -> None:
+        """Count a message that may start a new game (a rematch) against the new-game limits of the
+        session and the client address, as ``POST /`` and ``POST /computer`` are
+        (:data:`game.http_limits.GAME_CREATE`): the computer accepts a rematch at once, so a loop of
+        resignations and rematches would otherwise make games without end.  Raises
+        :class:`ActionError` ``rate_limited`` over the limits (its message says when to try again)."""
+        wait = await in_db_thread(http_limits.retry_after)(http_limits.GAME_CREATE, self.player_id, self.address)
+        if wait is not None:
+            raise ActionError("rate_limited", lazy_text(_("Too many new games; try again in %(seconds)s s."),
+                                                        seconds=wait))
 
     async def answer_forecast(self) -> None:
         """Play the forecast reply the last move calls for, if one is pending

@@ -16,6 +16,7 @@ from django.test import Client, override_settings
 from game import http_limits, rules
 from game.computer import player as computer_player
 from game.computer import seat as computer
+from game.models import Game
 from game.round import actions
 from tests.web.conftest import recv
 
@@ -137,3 +138,39 @@ async def _computer_reply_and_flood(alice, flood) -> list[int]:
     codes = sorted(response.status_code for response in await asyncio.gather(*flood))
     assert took < 1.5, f"the computer's move took {took:.2f} s behind the analysis searches"
     return codes
+
+
+@pytest.mark.asyncio
+async def test_rematches_count_against_the_new_game_limits(alice, settings):
+    """The computer grants a rematch at once: resigning and asking again would make games without end.
+    Each rematch proposal counts as a new game of the session; over the limit it is refused
+    ``rate_limited`` to its sender only, and no game is made."""
+    settings.COMPUTER_MIN_THINK_MS = 0
+    settings.GAME_CREATE_RATE_LIMIT_SESSION = "2/minute"
+    settings.GAME_CREATE_RATE_LIMIT_ADDRESS = ""
+    black, white = computer.seats(alice.player_id, "alice", "B", 1)
+    game = await database_sync_to_async(actions.start_game)(black=black, white=white)
+    game_id = game.id
+    for _ in range(2):
+        comm, _snap = await alice.connect(game_id)
+        await comm.send_json_to({"type": "resign"})
+        assert (await recv(comm))["what"] == "resigned"
+        await comm.send_json_to({"type": "rematch_offer"})
+        while (event := await recv(comm, timeout=20)).get("what") != "rematch_started":
+            pass
+        game_id = event["state"]["next_game"]
+        await comm.disconnect()
+    comm, _snap = await alice.connect(game_id)
+    await comm.send_json_to({"type": "resign"})
+    assert (await recv(comm))["what"] == "resigned"
+    games = await database_sync_to_async(Game.objects.count)()
+    await comm.send_json_to({"type": "rematch_offer"})
+    while (event := await recv(comm, timeout=10))["type"] == "chat":
+        pass
+    assert event["type"] == "error" and event["code"] == "rate_limited"
+    assert "Too many new games; try again in " in event["message"]
+    await asyncio.sleep(0.5)
+    assert await database_sync_to_async(Game.objects.count)() == games
+    finished = await database_sync_to_async(Game.objects.get)(pk=game_id)
+    assert finished.rematch_offer == "" and finished.next_game is None
+    await comm.disconnect()
