@@ -28,6 +28,9 @@ def test_takeback_proposed_accepted_and_seen_by_both_players_and_a_spectator(ser
     t.alice.click("#propose-takeback")
     expect(t.bob.locator("#takeback-offer-box")).to_be_visible()
     expect(t.bob.locator("#takeback-offer-text")).to_have_text("alice proposes to take back their last move")
+    # Its mark is the takeback's own, not the draw offer's "½".
+    mark = t.bob.locator("#takeback-offer-text").evaluate("e => getComputedStyle(e, '::before').content")
+    assert mark == '"↶"', mark
     expect(t.bob.locator("#propose-takeback")).to_be_hidden()
     expect(t.alice.locator("#takeback-pending")).to_have_text("Takeback proposed by you · waiting for bob")
     expect(t.alice.locator("#propose-takeback")).to_be_disabled()
@@ -99,14 +102,14 @@ def start_computer_game(page, url: str, level: int) -> None:
     page.goto(url + "/")
     page.fill("#id_name", "alice")
     expect(page.locator("#computer-takebacks")).to_have_text(
-        "Levels 1 to 3 let you take back a move at once; levels 4 and 5 grant no takebacks.")
+        "Levels 1 to 4 let you take back a move at once; levels 5 to 8 grant no takebacks.")
     page.locator(f"#computer-form label:has(input[name=level][value='{level}'])").click()
     page.locator("#computer-form .side-choice label", has_text="Black").click()
     page.click("#play-computer")
     expect(page.locator("body[data-status=active][data-you=B]")).to_be_attached()
 
 
-def test_the_computer_grants_a_takeback_at_level_2_and_the_page_says_level_4_grants_none(server, new_context):
+def test_the_computer_grants_a_takeback_at_level_2_and_the_page_says_level_5_grants_none(server, new_context):
     page = new_context().new_page()
     start_computer_game(page, server.url, 2)
     expect(page.locator("#propose-takeback")).to_be_disabled()  # nothing to take back yet
@@ -121,8 +124,8 @@ def test_the_computer_grants_a_takeback_at_level_2_and_the_page_says_level_4_gra
     expect_board(page, positions_after([])[0])
 
     strong = new_context().new_page()
-    start_computer_game(strong, server.url, 4)
+    start_computer_game(strong, server.url, 5)
     expect(strong.locator("#takeback-hint")).to_have_text(
-        "The computer at level 4 grants no takebacks (levels 1 to 3 do).")
+        "The computer at level 5 grants no takebacks (levels 1 to 4 do).")
     expect(strong.locator("#propose-takeback")).to_be_hidden()
-    shot(strong, "takeback-computer-level-4")
+    shot(strong, "takeback-computer-level-5")

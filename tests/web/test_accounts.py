@@ -68,7 +68,11 @@ def test_sign_up_keeps_the_guest_seats_and_plays_under_the_username():
     assert account.player_id == pid == client.session["player_id"]    # the guest's id is the account's
     page = client.get(f"/g/{game.id}/")
     assert page.context["seat"] is not None                             # still the seat
-    assert b'id="account-name">Ann_42<' in client.get("/").content
+    home = client.get("/").content.decode()
+    assert 'href="/@/Ann_42" class="account-name" id="account-name"' in home and 'title="Your profile">Ann_42<' in home
+    own = client.get("/@/Ann_42").content.decode()       # the own profile leads to the account's settings
+    assert 'href="/accounts/password/change/" id="account-settings-link"' in own
+    assert 'id="account-settings-link"' not in Client().get("/@/Ann_42").content.decode()
     # Signed in, a typed name is ignored: the game is played under the username.
     response = client.post("/", {"name": "Someone Else", "color": "W", "time_control": "untimed",
                                  "opening": "free"})
