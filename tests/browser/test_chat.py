@@ -166,7 +166,9 @@ def test_no_chat_with_the_computer_and_its_good_game_in_the_page_language(new_co
     expect(page.locator("body")).to_have_attribute("data-status", "finished")
     expect(page.locator("#chat")).to_be_visible()
     expect(page.locator("#chat-tabs")).to_be_visible()  # the players' room, and the spectators'
-    page.locator("#chat-tab-players").click()
+    # The player's own room is shown without a click, even though the spectators' room opened first
+    # (at the end) and the computer's line came after it.
+    expect(page.locator("#chat-tab-players")).to_have_attribute("aria-selected", "true")
     expect(page.locator("#chat-lines .chat-line")).to_have_text(["Ordenador (nivel 1): Buena partida"])
     expect(page.locator("#chat-note")).to_have_text("No hay chat con el ordenador.")
     expect(page.locator("#chat-form")).to_be_hidden()

@@ -42,6 +42,7 @@ export class ChatView {
     this.els = els;
     this.ctrl = ctrl;
     this.room = null; // the room shown
+    this.chosen = false; // whether the viewer picked that room (a tab click)
     this.muted = loadFlag(MUTE_KEY);
     this.hidden = loadFlag(HIDE_KEY);
     this.shown = null; // what the list shows: "room|revision|muted", to redraw only on change
@@ -100,6 +101,7 @@ export class ChatView {
   choose(room) {
     if (!this.rooms.includes(room) || this.room === room) return;
     this.room = room;
+    this.chosen = true;
     this.render();
   }
 
@@ -174,8 +176,10 @@ export class ChatView {
     const rooms = this.rooms;
     show(els.panel, rooms.length > 0);
     if (!rooms.length) return;
-    if (!rooms.includes(this.room)) {
-      const own = ctrl.you ? 'players' : 'spectators';
+    // The viewer's own room until they pick a tab: a room that appears later (the computer's
+    // "Good game" after the spectators' room opened at the end) is shown when it is theirs.
+    const own = ctrl.you ? 'players' : 'spectators';
+    if (!rooms.includes(this.room) || (!this.chosen && this.room !== own && rooms.includes(own))) {
       this.room = rooms.includes(own) ? own : rooms[0];
     }
     els.panel.classList.toggle('chat-hidden', this.hidden);
