@@ -8,6 +8,7 @@ import secrets
 import unicodedata
 from typing import Any
 
+from confusable_homoglyphs import confusables
 from django.utils.translation import gettext_lazy as _
 
 from game.i18n import lazy_text
@@ -87,14 +88,38 @@ ACCOUNT_NAME_MESSAGE = _("This name belongs to a player with an account: log in 
                          "or choose another.")
 
 
-def folded(name: str) -> str:
-    """``name`` as reserved names are compared: without accents, case, spaces or punctuation.
+def latin_lookalike(name: str) -> str:
+    """``name`` as it looks in Latin letters: compatibility forms folded (a full-width A is an A),
+    accents and other combining marks dropped, and each letter of another script that is drawn like
+    a Latin one (Cyrillic a, e and s, Greek omicron, Cherokee A...) written as that Latin letter, by
+    Unicode's table of confusable characters (the ``confusable-homoglyphs`` package).  Letters with
+    no Latin look-alike stay as they are.
 
-    >>> folded("  Invité 4821"), folded("Computer (level 5)")
-    ('invite4821', 'computerlevel5')
+    >>> latin_lookalike("Gu\u0435st"), latin_lookalike("\uff21bc\u0307"), latin_lookalike("M\u0430ri\u03bfn")
+    ('Guest', 'Abc', 'Marion')
     """
     decomposed = unicodedata.normalize("NFKD", name)
-    return "".join(c for c in decomposed if c.isalnum() and not unicodedata.combining(c)).casefold()
+    letters = []
+    for c in decomposed:
+        if unicodedata.combining(c):
+            continue
+        if not c.isascii():
+            found = confusables.is_confusable(c, preferred_aliases=["latin"]) or []
+            latin = [h["c"] for entry in found for h in entry["homoglyphs"] if h["c"].isascii() and len(h["c"]) == 1]
+            if latin:
+                c = latin[0]
+        letters.append(c)
+    return "".join(letters)
+
+
+def folded(name: str) -> str:
+    """``name`` as reserved names are compared: in Latin look-alikes (:func:`latin_lookalike`),
+    without accents, case, spaces or punctuation.
+
+    >>> folded("  Invité 4821"), folded("Computer (level 5)"), folded("Gu\u0435st 1234")
+    ('invite4821', 'computerlevel5', 'guest1234')
+    """
+    return "".join(c for c in latin_lookalike(name) if c.isalnum()).casefold()
 
 
 def is_reserved(name: str) -> bool:
@@ -104,10 +129,16 @@ def is_reserved(name: str) -> bool:
 
 
 def belongs_to_account(name: str) -> bool:
-    """Whether ``name`` is an account's username, whatever the case (a database query)."""
+    """Whether ``name`` is an account's username, or looks like one: whatever the case, the accents,
+    full-width forms or letters of another script drawn like Latin ones (usernames are ``A-Z a-z 0-9
+    _ -`` only, :mod:`game.accounts.usernames`; compared through :func:`latin_lookalike`).  A
+    database query."""
     from django.contrib.auth import get_user_model
+    from django.db.models import Q
 
-    return get_user_model().objects.filter(username__iexact=name.strip()).exists()
+    shown = name.strip()
+    return get_user_model().objects.filter(Q(username__iexact=shown)
+                                           | Q(username__iexact=latin_lookalike(shown))).exists()
 
 
 #: Guest numbers run from 1000 to 9999.

@@ -103,7 +103,8 @@ def test_a_typed_name_is_still_used_and_remembered():
 
 @pytest.mark.parametrize("typed", ["Computer (level 5)", "computer", "Guest 4821", "guest12", "  GUEST  1 ",
                                    "Invité 4821", "Invitado 1234", "Ordenador (nivel 3)", "ordinateur",
-                                   "deleted player", "C-o-m-p-u-t-e-r"])
+                                   "deleted player", "C-o-m-p-u-t-e-r",
+                                   "Gu\u0435st 1234", "\uff27\uff55\uff45\uff53\uff54 1", "\u0421omputer"])
 def test_a_name_passing_for_the_sites_own_players_is_refused_everywhere(typed):
     with pytest.raises(ActionError) as exc:
         display_name(typed, "c" * 32)
@@ -137,9 +138,10 @@ def test_an_accounts_username_is_refused_to_anyone_else_but_its_own_player_plays
     user = User.objects.create_user(username="Marion", password="Long-Pass-2026!")
     Account.objects.create(user=user, player_id="d" * 32)
     guest, _ = visitor()
-    for typed in ("Marion", "marion", " MARION "):
+    # Also the look-alikes: full-width letters, an accent added, Cyrillic letters drawn like Latin ones.
+    for typed in ("Marion", "marion", " MARION ", "\uff2darion", "Mario\u0301n", "M\u0430ri\u043en", "Mari\u03bfn"):
         response = guest.post("/", {"name": typed, "color": "B"})
-        assert "belongs to a player with an account" in response.content.decode()
+        assert "belongs to a player with an account" in response.content.decode(), typed
     assert Game.objects.count() == 0
     marion = Client()
     marion.force_login(user)
