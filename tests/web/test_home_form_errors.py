@@ -18,6 +18,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
     ({"name": "alice", "color": "B", "time_control": "3 hours"}, "Select a valid choice."),
     ({"name": "alice", "color": "B", "opening": "ballot", "ballot": "3"}, "is barred"),
     ({"name": "Guest 4821", "color": "B"}, "kept for the site"),
+    # A guest's page has no "Rated" box, but the reason of a refused rated request is still shown.
+    ({"name": "alice", "color": "B", "time_control": "untimed", "rated": "on"}, "Untimed games are not rated"),
 ])
 def test_a_new_game_form_with_errors_answers_400_and_shows_them(form, words):
     client = Client()
