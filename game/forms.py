@@ -9,6 +9,7 @@ from game.names import (
     LENGTH_MESSAGE,
     MARKS_MESSAGE,
     NAME_MAX_CHARS,
+    PRINTABLE_MESSAGE,
     RESERVED_MESSAGE,
     belongs_to_account,
     is_blank,
@@ -43,7 +44,7 @@ class NameField(forms.CharField):
         if value and is_blank(value):   # only fillers, zero-width or blank characters: no name
             raise forms.ValidationError(str(lazy_text(LENGTH_MESSAGE, max=NAME_MAX_CHARS)), code="bad_name")
         if value and not value.isprintable():
-            raise forms.ValidationError(_("Use printable characters only."))
+            raise forms.ValidationError(PRINTABLE_MESSAGE, code="bad_name")
         if value and piles_marks(value):
             raise forms.ValidationError(MARKS_MESSAGE, code="bad_name")
         if value and not self.disabled:

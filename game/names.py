@@ -24,6 +24,8 @@ NAME_MAX_CHARS = 24
 BLANK_CHARACTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 #: What a name too long, or empty, or blank-looking, is answered.
 LENGTH_MESSAGE = _("Choose a display name of 1 to %(max)s characters.")
+#: What a name with a control or format character is answered (the forms say the same).
+PRINTABLE_MESSAGE = _("Use printable characters only.")
 
 
 def is_blank(name: str) -> bool:
@@ -64,7 +66,8 @@ def clean_name(name: Any) -> str:
     them visible (:func:`is_blank`), inner runs of whitespace folded into one space.
 
     Raises :class:`~game.round.errors.ActionError` ``bad_name`` (a blank-looking name gets the
-    error of an empty one; more than :data:`MOST_MARKS` marks on one character, :data:`MARKS_MESSAGE`).
+    error of an empty one; a control or format character, :data:`PRINTABLE_MESSAGE`; more than
+    :data:`MOST_MARKS` marks on one character, :data:`MARKS_MESSAGE`).
 
     >>> clean_name("  Alice   Smith ")
     'Alice Smith'
@@ -72,8 +75,10 @@ def clean_name(name: Any) -> str:
     if not isinstance(name, str):
         raise ActionError("bad_name", _("A display name is required."))
     folded = " ".join(name.split())
-    if not folded or is_blank(folded) or len(folded) > NAME_MAX_CHARS or not folded.isprintable():
+    if not folded or is_blank(folded) or len(folded) > NAME_MAX_CHARS:
         raise ActionError("bad_name", lazy_text(LENGTH_MESSAGE, max=NAME_MAX_CHARS))
+    if not folded.isprintable():   # a control or format character (a right-to-left override...)
+        raise ActionError("bad_name", PRINTABLE_MESSAGE)
     if piles_marks(folded):
         raise ActionError("bad_name", MARKS_MESSAGE)
     return folded

@@ -650,6 +650,7 @@ async def test_bad_lobby_input_gets_error_to_sender_only(alice, bob, pools):
         ({"type": "seek", "name": 12}, "bad_message"),
         ({"type": "seek", "name": "x" * 200}, "bad_message"),
         ({"type": "seek", "name": "x" * 30}, "bad_name"),
+        ({"type": "seek", "name": "\u202eevil"}, "bad_name"),
         ({"type": "seek", "name": "tab\there"}, None),  # folded to "tab here": accepted
         ({"type": "seek"}, "already_seeking"),
     ]
@@ -666,6 +667,8 @@ async def test_bad_lobby_input_gets_error_to_sender_only(alice, bob, pools):
             continue
         assert answer["type"] == "error" and answer["code"] == code, (frame, answer)
         assert answer["message"]
+        if frame == {"type": "seek", "name": "\u202eevil"}:   # the reason the forms give, not the length's
+            assert answer["message"] == "Use printable characters only.", answer
         assert await quiet(b, 0.05) == []
         assert await pools.waiting(POOL) == (1 if code == "already_seeking" else 0)
     for comm in (a, b):
