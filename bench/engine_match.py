@@ -3,20 +3,20 @@
 Run from the repository root::
 
     .venv/bin/python bench/engine_match.py                         # the default programme (below)
-    .venv/bin/python bench/engine_match.py --match 5:random --openings 10
-    .venv/bin/python bench/engine_match.py --match 3:1 --openings 4 --time-scale 0.5
-    .venv/bin/python bench/engine_match.py --match 5:5@python --openings 50 --time-scale 0.2
-    .venv/bin/python bench/engine_match.py --match 5+weights=var/texel/weights-1.json:5 --nodes 20000 --openings 78
+    .venv/bin/python bench/engine_match.py --match 9:random --openings 10
+    .venv/bin/python bench/engine_match.py --match 2:1 --match 3:2 --openings 60     # the ladder (docs/engine.md)
+    .venv/bin/python bench/engine_match.py --match 9:9@python --openings 50 --time-scale 0.2
+    .venv/bin/python bench/engine_match.py --match 9+weights=var/texel/weights-1.json:9 --nodes 20000 --openings 78
 
-A player is a level (1-5), optionally with the engine that searches for it
-(``5@core``, ``5@python``; plain ``5`` is the site's default, the compiled core
-when it is built), or ``random``. ``5:5@python`` is the computer's strongest
+A player is a level (1-9), optionally with the engine that searches for it
+(``9@core``, ``9@python``; plain ``9`` is the site's default, the compiled core
+when it is built), or ``random``. ``9:9@python`` is the computer's strongest
 level against the same level searched by the pure-Python search, at equal time
 (the reference plays without the opening book, as the levels did before it).
-A level 3-5 searched by the core may have its own evaluation weights:
-``5+weights=FILE`` (a JSON object of weight name -> int, or the file
+A level without blunders or noise (6-9) searched by the core may have its own evaluation weights:
+``9+weights=FILE`` (a JSON object of weight name -> int, or the file
 ``bench/texel.py tune`` writes), the others keeping their defaults. ``--nodes N``
-gives levels 3-5 a budget of N positions per move instead of their time budgets
+gives levels 6-9 a budget of N positions per move instead of their time budgets
 (the core only), so both sides search alike whatever the machine's load.
 
 Openings are three-move ballots as in tournament play (``--openings-from``):
@@ -31,9 +31,9 @@ move, threefold repetition, the forty-move rule) or are adjudicated a draw after
 ``--max-plies`` plies. Each match prints its score and the Elo difference it
 implies with a 95% interval (Wilson's interval on the score fraction).
 
-Games run in parallel worker processes (``--workers``, default 2). Figures
-depend on the machine and its load, since the stronger levels have time
-budgets.
+Games run in parallel worker processes (``--workers``, default 2). Levels 1-8
+search to a fixed depth, so their matches do not depend on the machine or its
+load; level 9 has a time budget, so its figures do.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from game.engine import LEVELS, native, search  # noqa: E402
 from game.engine.levels import ENGINES, choose_move, engine_in_use  # noqa: E402
 from game.rules import Game, Position, ballots  # noqa: E402
 
-DEFAULT_MATCHES = ["5:random", "5:1", "4:2", "3:1"]
+DEFAULT_MATCHES = ["1:random", "2:1", "3:2", "4:3", "5:4", "6:5", "7:6", "8:7"]
 #: An opening scored beyond this (hundredths of a man) by a short search counts as lost and is dropped.
 BALANCED = 150
 
@@ -119,7 +119,7 @@ def elo_interval(points: float, games: int, z: float = 1.96) -> tuple[float, flo
 
 @dataclasses.dataclass(frozen=True)
 class Player:
-    """A level (1-5, with its time budget scaled, searched by ``engine``) or the random mover (level None)."""
+    """A level (1-9, with its time budget scaled, searched by ``engine``) or the random mover (level None)."""
 
     level: int | None
     time_scale: float = 1.0
@@ -225,9 +225,9 @@ def read_weights(path: str) -> dict[str, int]:
 
 
 def parse_player(text: str, time_scale: float, nodes: int | None = None) -> Player:
-    """``'random'``, a level number 1-5, or ``<level>@<engine>`` (``5@python``), optionally followed by
-    ``+weights=<file>`` (levels 3-5, core only), as a :class:`Player`; ``nodes``: a node budget per move
-    for levels 3-5 instead of their time; argparse's error for anything else."""
+    """``'random'``, a level number 1-9, or ``<level>@<engine>`` (``9@python``), optionally followed by
+    ``+weights=<file>`` (levels 6-9, core only), as a :class:`Player`; ``nodes``: a node budget per move
+    for levels 6-9 instead of their time; argparse's error for anything else."""
     if text == "random":
         return Player(None)
     text, _, extra = text.partition("+")
@@ -244,7 +244,7 @@ def parse_player(text: str, time_scale: float, nodes: int | None = None) -> Play
     chosen = LEVELS[int(level) - 1]
     if (weights is not None or nodes) and (chosen.blunder or chosen.noise or engine == "python"
                                            or not native.available()):
-        raise argparse.ArgumentTypeError(f"{text}: weights and --nodes need a level without blunders (3-5) "
+        raise argparse.ArgumentTypeError(f"{text}: weights and --nodes need a level without blunders or noise (6-9) "
                                          "searched by the compiled core")
     return Player(int(level), time_scale, engine or "auto", weights,
                   Path(extra.removeprefix("weights=")).name if weights is not None else "", nodes if nodes else None)
@@ -253,21 +253,21 @@ def parse_player(text: str, time_scale: float, nodes: int | None = None) -> Play
 def main() -> None:
     """Play the matches given on the command line (or the default programme) and print the scores."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--match", action="append", help="A:B, each a level 1-5 or 'random' (repeatable); "
+    parser.add_argument("--match", action="append", help="A:B, each a level 1-9 or 'random' (repeatable); "
                         f"default {' '.join(DEFAULT_MATCHES)}")
     parser.add_argument("--openings", type=int, default=10, help="ballots drawn per match (each played twice)")
     parser.add_argument("--workers", type=int, default=2, help="games played at once")
     parser.add_argument("--time-scale", type=float, default=1.0, help="multiply every level's time budget")
     parser.add_argument("--max-plies", type=int, default=300, help="adjudicate a draw after this many plies")
     parser.add_argument("--seed", type=int, default=2024)
-    parser.add_argument("--nodes", type=int, help="levels 3-5 search this many positions per move instead of "
+    parser.add_argument("--nodes", type=int, help="levels 6-9 search this many positions per move instead of "
                         "their time budgets (the compiled core)")
     parser.add_argument("--openings-from", choices=["acf", "all"], default="acf",
                         help="acf: the ACF's approved 3-move ballots; all: every balanced position after three plies")
     args = parser.parse_args()
 
     started = time.perf_counter()
-    budgets = f"{args.nodes} nodes a move for levels 3-5" if args.nodes else f"time budgets x{args.time_scale}"
+    budgets = f"{args.nodes} nodes a move for levels 6-9" if args.nodes else f"time budgets x{args.time_scale}"
     print(f"Python {platform.python_version()} on {platform.machine()}, {args.workers} games at once; {budgets}")
     if args.openings_from == "acf":
         deck = acf_openings()

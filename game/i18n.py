@@ -141,10 +141,22 @@ def pool_label(pool_id: str) -> str:
         "control": pool_id, "minutes": minutes, "increment": increment}
 
 
+def seat_name(player: str | None, stored: str) -> str:
+    """The name to show for a seat held by ``player`` (a player id): the computer's name in the active
+    language ("Ordinateur (niveau 3)"), or ``stored`` (the name kept with the game) for a person."""
+    from game.computer.seat import level_of  # the computer's ids; imported late, seat imports the engine
+
+    level = level_of(player)
+    if level is None:
+        return stored
+    return _("Computer (level %(level)s)") % {"level": level}
+
+
 def level_name(number: int, english: str) -> str:
     """The name of the computer's level ``number`` in the active language (the engine's own
     names, :data:`game.engine.LEVELS`, are English)."""
-    names = {1: _("Beginner"), 2: _("Casual"), 3: _("Club player"), 4: _("Expert"), 5: _("Master")}
+    names = {1: _("Beginner"), 2: _("Novice"), 3: _("Casual"), 4: _("Club player"), 5: _("Strong club player"),
+             6: _("Expert"), 7: _("Master"), 8: _("Grandmaster"), 9: _("Champion")}
     return names.get(number, english)
 
 

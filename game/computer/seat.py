@@ -1,7 +1,7 @@
 """Who the computer is: the reserved player ids of its levels, its names and its seats.
 
 The computer takes a seat like a person, under the player id ``bot:<level>``
-(``bot:1`` to ``bot:5``) and the display name ``Computer (level <n>)``.
+(``bot:1`` to ``bot:9``) and the display name ``Computer (level <n>)``.
 A browser session's player id is 32 hex digits, so it can never be a
 computer's. No Django imports here beyond the engine's levels: the module is
 safe to import from :mod:`game.round.events`.

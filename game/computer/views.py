@@ -1,7 +1,7 @@
 """Pages and JSON endpoints of the engine: "Play the computer" and the analysis board.
 
 - ``POST /computer``: start a game against the computer (form fields ``level``
-  1-8, ``color`` ``B``/``W``/``random``, optional ``name``) and go to it.
+  1-9, ``color`` ``B``/``W``/``random``, optional ``name``) and go to it.
 - ``GET /analysis`` (``?fen=...`` or ``?game=<id>``): the analysis board.
 - ``GET /analysis/position?fen=...[&move=...]``: the position (after ``move``,
   when given) with its legal moves, or why it is refused.

@@ -14,7 +14,7 @@ line of best play the search found, moves separated by spaces (at most :data:`PV
 
 The rules stay the truth: a book move is turned into the rules' :class:`~game.rules.Move` with
 :meth:`~game.rules.Position.parse_move`, and an entry whose move is not legal in its position is
-left out (with a warning in the log). The computer's levels 3-5 play the book's move in a position
+left out (with a warning in the log). The computer's strongest level (9) plays the book's move in a position
 it holds (:mod:`game.engine.levels`); the analysis board does not use it.
 
 :func:`default_book` is the process's book, read once: ``ENGINE_BOOK`` (a path) when set, else

@@ -19,7 +19,7 @@ seat of the side to move; everyone else gets the same event without it.
      "fen": str (PDN FEN), "turn": "B"|"W", "ply": int,
      "legal": [str, ...]  (full notation; only while the game is active, and only to the side to move),
      "rated": bool (the game changes both players' ratings when it finishes),
-     "seats": {"B": {"name": str|None}, "W": {"name": str|None}}  (plus "computer": level 1-5
+     "seats": {"B": {"name": str|None}, "W": {"name": str|None}}  (plus "computer": level 1-9
               in the seat the computer holds; in a rated game once both seats are taken,
               "rating": int (points when it started) and "provisional": bool, and "diff": int
               (the points its end gave or took) once it finished),

@@ -40,7 +40,7 @@ from game.rules import Color
 #: own moves) have been played.
 TAKEBACK_COOLDOWN_PLIES = 4
 #: The computer grants a takeback at once up to this level, and refuses it above.
-COMPUTER_GRANTS_UP_TO = 3
+COMPUTER_GRANTS_UP_TO = 4
 #: The plies a 3-move ballot plays for the site at the start of a game: never taken back.
 BALLOT_PLIES = 3
 

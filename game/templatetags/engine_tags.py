@@ -11,7 +11,7 @@ register = template.Library()
 
 @register.inclusion_tag("computer_panel.html", takes_context=True)
 def computer_panel(context):
-    """The "Play the computer" form: level (1-8) and colour; posts to ``/computer``.  After a refusal
+    """The "Play the computer" form: level (1-9) and colour; posts to ``/computer``.  After a refusal
     (``computer_form`` in the page's context, bound) it shows the form's errors and keeps the choices."""
     form = context.get("computer_form")
     chosen = form.data if form is not None else {}

@@ -102,7 +102,7 @@ def start_computer_game(page, url: str, level: int) -> None:
     page.goto(url + "/")
     page.fill("#id_name", "alice")
     expect(page.locator("#computer-takebacks")).to_have_text(
-        "Levels 1 to 4 let you take back a move at once; levels 5 to 8 grant no takebacks.")
+        "Levels 1 to 4 let you take back a move at once; levels 5 to 9 grant no takebacks.")
     page.locator(f"#computer-form label:has(input[name=level][value='{level}'])").click()
     page.locator("#computer-form .side-choice label", has_text="Black").click()
     page.click("#play-computer")

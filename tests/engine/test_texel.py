@@ -115,18 +115,18 @@ def test_bad_weights_files_are_refused(tmp_path, text, message):
     with pytest.raises(texel.DataError, match=message):
         texel.load_weights(path)
     with pytest.raises(argparse.ArgumentTypeError):
-        engine_match.parse_player(f"5+weights={path}", 1.0)
+        engine_match.parse_player(f"9+weights={path}", 1.0)
 
 
 def test_a_match_player_with_weights_and_a_node_budget(tmp_path):
     path = tmp_path / "w.json"
     path.write_text(json.dumps({"weights": {"king": 150}}))
     assert texel.load_weights(path) == {"king": 150}
-    player = engine_match.parse_player(f"5+weights={path}", 1.0, nodes=300)
+    player = engine_match.parse_player(f"9+weights={path}", 1.0, nodes=300)
     assert player.weights == {"king": 150} and player.nodes == 300
     assert "300 nodes" in player.name and "weights w.json" in player.name
     with pytest.raises(argparse.ArgumentTypeError, match="without blunders"):
         engine_match.parse_player(f"1+weights={path}", 1.0)
-    outcome = engine_match.play_game(player, engine_match.parse_player("5", 1.0, nodes=300), ("11-15", "23-19", "8-11"),
+    outcome = engine_match.play_game(player, engine_match.parse_player("9", 1.0, nodes=300), ("11-15", "23-19", "8-11"),
                                      seed=1, max_plies=40)
     assert outcome["plies"] <= 40 and outcome["result"] in ("1-0", "0-1", "1/2-1/2")

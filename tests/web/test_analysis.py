@@ -136,7 +136,7 @@ def test_play_computer_form_starts_a_game_against_the_computer():
 
 
 def test_play_computer_form_bad_level_refused():
-    response = Client().post("/computer", {"level": "9", "color": "B"})
+    response = Client().post("/computer", {"level": "10", "color": "B"})
     assert response.status_code == 400
     assert not Game.objects.exists()
 
@@ -144,7 +144,8 @@ def test_play_computer_form_bad_level_refused():
 def test_home_page_offers_the_computer_levels():
     html = Client().get("/").content.decode()
     assert 'id="play-computer"' in html
-    assert all(f'name="level" value="{n}"' in html for n in range(1, 6))
+    assert all(f'name="level" value="{n}"' in html for n in range(1, 10))
+    assert 'name="level" value="10"' not in html
 
 
 def test_analysis_search_closed_to_a_player_during_a_game_against_a_person():

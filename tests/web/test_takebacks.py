@@ -337,8 +337,8 @@ def test_a_live_games_first_move_window_starts_again(alice, bob):
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("level", [1, 2, 3])
-async def test_the_computer_grants_a_takeback_at_levels_1_to_3(alice, settings, level):
+@pytest.mark.parametrize("level", [1, 2, 3, 4])
+async def test_the_computer_grants_a_takeback_at_levels_1_to_4(alice, settings, level):
     settings.COMPUTER_MIN_THINK_MS = 0
     black, white = computer.seats(alice.player_id, "alice", "B", level)
     game = await database_sync_to_async(actions.start_game)(black=black, white=white)
@@ -357,8 +357,8 @@ async def test_the_computer_grants_a_takeback_at_levels_1_to_3(alice, settings, 
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("level", [4, 5])
-async def test_the_computer_refuses_takebacks_above_level_3(alice, settings, level):
+@pytest.mark.parametrize("level", [5, 9])
+async def test_the_computer_refuses_takebacks_above_level_4(alice, settings, level):
     settings.COMPUTER_MIN_THINK_MS = 0
     black, white = computer.seats(alice.player_id, "alice", "W", level)
     game = await database_sync_to_async(actions.start_game)(black=black, white=white)
