@@ -143,8 +143,12 @@ class Player:
 
     @property
     def budget_ms(self) -> int:
-        """The level's time budget per move (ms) after ``time_scale``."""
-        return max(10, int(LEVELS[self.level - 1].time_ms * self.time_scale))
+        """The level's time budget per move (ms), after ``time_scale`` for a level that searches as deep
+        as its time allows; a level with a fixed depth keeps its budget (only a cap for a slow machine)."""
+        chosen = LEVELS[self.level - 1]
+        if chosen.depth is not None:
+            return chosen.time_ms
+        return max(10, int(chosen.time_ms * self.time_scale))
 
     def move(self, game: Game, rng: random.Random):
         """The :class:`~game.rules.Move` this player chooses in ``game`` (the game's draw history included)."""
@@ -257,7 +261,8 @@ def main() -> None:
                         f"default {' '.join(DEFAULT_MATCHES)}")
     parser.add_argument("--openings", type=int, default=10, help="ballots drawn per match (each played twice)")
     parser.add_argument("--workers", type=int, default=2, help="games played at once")
-    parser.add_argument("--time-scale", type=float, default=1.0, help="multiply every level's time budget")
+    parser.add_argument("--time-scale", type=float, default=1.0,
+                        help="multiply the time budget of the levels without a fixed depth (level 9)")
     parser.add_argument("--max-plies", type=int, default=300, help="adjudicate a draw after this many plies")
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--nodes", type=int, help="levels 6-9 search this many positions per move instead of "
