@@ -42,7 +42,7 @@ export const ACTIONS = [
   'takeback_decline',
 ];
 /** The computer grants a takeback at once up to this level and refuses it above (docs/protocol.md). */
-export const COMPUTER_TAKEBACK_MAX_LEVEL = 3;
+export const COMPUTER_TAKEBACK_MAX_LEVEL = 4;
 
 /**
  * Why a game ended, in the page's language, from the state's `termination` and `winner` (the

@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import io
 import random
+import re
 import threading
 import time
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from channels.db import database_sync_to_async
@@ -518,3 +520,12 @@ async def test_the_ballots_plies_are_refused_through_the_socket_to_the_sender_on
         error = await refused(comm, others, {"type": "takeback_propose"}, "nothing_to_take_back", game.id)
         assert "ballot" in error["message"]
     await close(a, b, c)
+
+
+def test_the_pages_rule_for_the_computers_takebacks_is_the_servers():
+    """The game page decides whether to offer "Propose takeback" against the computer by a constant of
+    its own (static/js/ctrl.js); it must be the server's (it said "levels 1 to 3" after the server's
+    became 1 to 4)."""
+    source = (Path(__file__).resolve().parents[2] / "static" / "js" / "ctrl.js").read_text(encoding="utf-8")
+    found = re.search(r"export const COMPUTER_TAKEBACK_MAX_LEVEL = (\d+);", source)
+    assert found and int(found.group(1)) == takebacks.COMPUTER_GRANTS_UP_TO
