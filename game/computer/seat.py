@@ -6,7 +6,7 @@ A browser session's player id is 32 hex digits, so it can never be a
 computer's. No Django imports here beyond the engine's levels: the module is
 safe to import from :mod:`game.round.events`.
 
->>> player_id(3), level_of("bot:3"), level_of("0123abcd"), level_of("bot:9")
+>>> player_id(3), level_of("bot:3"), level_of("0123abcd"), level_of("bot:10")
 ('bot:3', 3, None, None)
 """
 
