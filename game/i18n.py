@@ -147,8 +147,11 @@ def seat_name(player: str | None, stored: str) -> str:
     from game.computer.seat import level_of  # the computer's ids; imported late, seat imports the engine
 
     level = level_of(player)
-    if level is None:
-        return stored
+    return stored if level is None else computer_name(level)
+
+
+def computer_name(level: int) -> str:
+    """The computer's display name at ``level`` in the active language ("Ordinateur (niveau 3)")."""
     return _("Computer (level %(level)s)") % {"level": level}
 
 

@@ -9,13 +9,12 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render, resolve_url
-from django.utils.translation import gettext
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from game import http_limits
 from game.accounts import identity
 from game.forms import JoinForm, NewGameForm
-from game.i18n import pool_label, time_control_label
+from game.i18n import computer_name, pool_label, time_control_label
 from game.lobby.pairing import POOLS
 from game.models import Game
 from game.names import display_name, guest_name
@@ -122,7 +121,7 @@ def _live_games() -> list[dict]:
             game["label"] = time_control_label(game["control"])
         for color in ("black", "white"):
             if game.get(f"{color}_computer"):
-                game[color] = gettext("Computer (level %(level)s)") % {"level": game[f"{color}_computer"]}
+                game[color] = computer_name(game[f"{color}_computer"])
     return games
 
 
@@ -144,7 +143,7 @@ def _render_game(request, game: Game, join_form: JoinForm | None = None, status:
     if join_form is not None:
         _guest_placeholder(join_form, request)
     config = {"gameId": game.id, "wsPath": f"/ws/game/{game.id}/", "you": seat.value if seat else None,
-              "fixedPlies": takebacks.fixed_plies(game)}
+              "fixedPlies": takebacks.fixed_plies(game), "computerGrantsUpTo": takebacks.COMPUTER_GRANTS_UP_TO}
     return render(request, "game.html", {
         "game": game, "seat": seat, "join_form": join_form, "config": config,
         "ballot": ballots.ballot(game.ballot) if game.ballot is not None else None,

@@ -41,8 +41,6 @@ export const ACTIONS = [
   'takeback_accept',
   'takeback_decline',
 ];
-/** The computer grants a takeback at once up to this level and refuses it above (docs/protocol.md). */
-export const COMPUTER_TAKEBACK_MAX_LEVEL = 4;
 
 /**
  * Why a game ended, in the page's language, from the state's `termination` and `winner` (the
@@ -83,7 +81,8 @@ export function endText(termination, winner, fallback = '') {
 
 export class Ctrl {
   /**
-   * @param {object} config  the page's game-config: {gameId, wsPath, you}
+   * @param {object} config  the page's game-config: {gameId, wsPath, you, fixedPlies,
+   *   computerGrantsUpTo (the computer grants a takeback at once up to this level; the server's rule)}
    * @param {function} redraw  called after every change
    */
   constructor(config, redraw) {
@@ -96,6 +95,7 @@ export class Ctrl {
     this.state = null;
     this.moves = [];
     this.you = config.you || null;
+    this.computerGrantsUpTo = Number(config.computerGrantsUpTo) || 0;
     this.position = { turn: BLACK, pieces: new Map() };
     this.audience = null; // {spectators, online: {B, W}} once the server tells
     this.chat = {}; // room -> its lines, by id, for the rooms this viewer reads (docs/protocol.md, "Chat")

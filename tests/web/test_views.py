@@ -45,7 +45,8 @@ def test_create_game_seats_creator_and_shows_invite():
     assert game.white_name == "alice" and game.black_player == ""
     page = alice.get(f"/g/{game.id}/")
     assert page.status_code == 200
-    assert config_of(page) == {"gameId": game.id, "wsPath": f"/ws/game/{game.id}/", "you": "W", "fixedPlies": 0}
+    assert config_of(page) == {"gameId": game.id, "wsPath": f"/ws/game/{game.id}/", "you": "W", "fixedPlies": 0,
+                                "computerGrantsUpTo": 4}
     assert f"http://testserver/g/{game.id}/".encode() in page.content
     assert b'id="join-game"' not in page.content
 

@@ -4,7 +4,6 @@
 
 import { colorName } from '../fen.js';
 import { gettext, ngettext, interpolate } from '../i18n.js';
-import { COMPUTER_TAKEBACK_MAX_LEVEL } from '../ctrl.js';
 
 const fmt = (format, values) => interpolate(format, values, true);
 
@@ -282,7 +281,7 @@ export class ActionsView {
     show(els.takebackPending, !!pending);
 
     const level = seatedInPlay ? ctrl.opponentComputer : null;
-    const refuses = level !== null && level > COMPUTER_TAKEBACK_MAX_LEVEL;
+    const refuses = level !== null && level > ctrl.computerGrantsUpTo;
     const allowedAt = ctrl.takebackAllowedAt;
     const tooSoon = seatedInPlay && !level && s.ply < allowedAt;
     const can = seatedInPlay && ctrl.hasTakeback && !refuses && !tooSoon && !mine && !theirs;
@@ -292,7 +291,7 @@ export class ActionsView {
     if (refuses) {
       hint = fmt(gettext('The computer at level %(level)s grants no takebacks (levels 1 to %(max)s do).'), {
         level,
-        max: COMPUTER_TAKEBACK_MAX_LEVEL,
+        max: ctrl.computerGrantsUpTo,
       });
     } else if (tooSoon && !mine && !theirs) {
       const moves = Math.ceil((allowedAt - s.ply) / 2);
