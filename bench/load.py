@@ -933,10 +933,34 @@ def events_read_by_process(ports: list[int], published: int) -> dict:
             per_process.append({"port": port, "error": str(exc)})
             continue
         found = dict(re.findall(r'^checkers_game_events_read_total\{wanted="(yes|no)"\} (\S+)$', text, re.M))
-        per_process.append({"port": port, "wanted": float(found.get("yes", 0)), "unwanted": float(found.get("no", 0))})
+        per_process.append({"port": port, "wanted": float(found.get("yes", 0)), "unwanted": float(found.get("no", 0)),
+                            "gc": gc_pauses(text)})
     read = sum(p.get("wanted", 0) + p.get("unwanted", 0) for p in per_process)
     return {"per_process": per_process, "published": published,
             "reads_per_event": round(read / published, 3) if published else None}
+
+
+def gc_pauses(text: str) -> dict:
+    """From a process's ``/metrics``: its garbage collector's pauses since it started, by
+    generation: how many, their total and mean (ms), and how many took over 50 and 100 ms."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    samples: dict[tuple[str, str, str], float] = {}
+    for family in text_string_to_metric_families(text):
+        if family.name == "checkers_gc_pause_seconds":
+            for sample in family.samples:
+                samples[(sample.name, sample.labels.get("generation", ""), sample.labels.get("le", ""))] = sample.value
+    out = {}
+    for generation in ("0", "1", "2"):
+        count = samples.get(("checkers_gc_pause_seconds_count", generation, ""), 0.0)
+        total = samples.get(("checkers_gc_pause_seconds_sum", generation, ""), 0.0)
+
+        def over(bound: str, generation: str = generation, count: float = count) -> int:
+            return int(count - samples.get(("checkers_gc_pause_seconds_bucket", generation, bound), count))
+        out[generation] = {"n": int(count), "total_ms": round(total * 1000, 1),
+                           "mean_ms": round(total * 1000 / count, 2) if count else None,
+                           "over_50ms": over("0.05"), "over_100ms": over("0.1")}
+    return out
 
 
 async def relay_phase(args, pad: int) -> dict:

@@ -1,7 +1,7 @@
 """Daphne's command line with the site's transport: ``python -m checkers_site.serve``.
 
 It takes exactly Daphne's options (``python -m checkers_site.serve --help``) and runs Daphne, with
-three differences:
+five differences:
 
 - A websocket message larger than Daphne's limit (``--websocket-max-message-size``, 1 MiB by
   default): Daphne drops the TCP connection at once, so the client sees close code 1006 and no
@@ -18,12 +18,17 @@ three differences:
 - The access log (one line a request or websocket step, on standard output) shows each path once
   and at most :data:`checkers_site.handshakes.MAX_LOGGED` characters of it, control characters
   escaped: a client cannot write 16 KiB into the log with each request, or forge a line.
+- Python's garbage collector is tuned once the site is loaded, before the first connection
+  (:mod:`checkers_site.ops.collector`: what the start made is frozen, and collections are rarer).
+- A game page's keep-alive ping is answered by the transport itself, once the socket's consumer
+  asks for it, instead of going through the application (:mod:`checkers_site.keepalive`).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any, cast
 
 from daphne.access import AccessLogGenerator
@@ -34,6 +39,7 @@ from twisted.internet import reactor
 from twisted.web.http import HTTPChannel, _GenericHTTPChannelProtocol
 
 from checkers_site.handshakes import MAX_LOGGED
+from checkers_site.keepalive import EXTENSION, PONG, Keepalive
 
 #: The close code after a message over the transport's limit (RFC 6455: message too big).
 CLOSE_TOO_BIG = 1009
@@ -48,7 +54,24 @@ def too_large_error() -> bytes:
 
 
 class SiteWebSocketProtocol(WebSocketProtocol):
-    """Daphne's websocket protocol, answering a message over the size limit instead of dropping it."""
+    """Daphne's websocket protocol, answering a message over the size limit instead of dropping it,
+    and the game page's keep-alive pings itself once the socket's consumer asks it to
+    (:mod:`checkers_site.keepalive`)."""
+
+    keepalive: Keepalive | None = None
+
+    def onConnect(self, request: Any) -> Any:
+        self.keepalive = Keepalive()
+        return super().onConnect(request)
+
+    def onMessage(self, payload: bytes, isBinary: bool) -> None:
+        keepalive = self.keepalive
+        if not isBinary and keepalive is not None and not self.muted and keepalive.take(payload):
+            self.last_ping = time.time()   # Daphne's own idle timeout, as any frame would
+            self.sendMessage(PONG, isBinary=False)
+            _count_keepalive()
+            return
+        super().onMessage(payload, isBinary)
 
     def _max_message_size_exceeded(self, msg_size: int, max_msg_size: int, reason: str) -> None:
         # autobahn's hook for a message (or frame) announced larger than maxMessagePayloadSize.
@@ -145,9 +168,22 @@ class SiteAccessLog(AccessLogGenerator):
         super().__call__(protocol, action, details)
 
 
+_keepalives: Any = None
+
+
+def _count_keepalive() -> None:
+    """Count one ping the transport answered (``checkers_keepalives_answered_total``)."""
+    global _keepalives
+    if _keepalives is None:
+        from checkers_site.ops import metrics
+        _keepalives = metrics.keepalives_answered
+    _keepalives.inc()
+
+
 class SiteServer(Server):
     """Daphne's server with :class:`SiteWebSocketProtocol` and a closing handshake, not a dropped
-    connection, when a websocket fails; :class:`SiteHTTPChannel` for HTTP; :class:`SiteAccessLog`."""
+    connection, when a websocket fails; :class:`SiteHTTPChannel` for HTTP; :class:`SiteAccessLog`;
+    and the garbage collector tuned once the site is loaded (:mod:`checkers_site.ops.collector`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         logger = kwargs.get("action_logger")
@@ -159,11 +195,23 @@ class SiteServer(Server):
         reactor.callWhenRunning(self._use_site_protocol)
         super().run()
 
+    def create_application(self, protocol: Any, scope: dict[str, Any]) -> Any:
+        # A websocket's consumer finds the transport's keep-alive in its scope (checkers_site.keepalive).
+        keepalive = getattr(protocol, "keepalive", None)
+        if keepalive is not None:
+            scope = {**scope, "extensions": {**(scope.get("extensions") or {}), EXTENSION: keepalive}}
+        return super().create_application(protocol, scope)
+
     def _use_site_protocol(self) -> None:
         # Run by the reactor before it accepts any connection; Server.run() has built the factories.
         self.ws_factory.protocol = SiteWebSocketProtocol
         self.ws_factory.setProtocolOptions(failByDrop=False)
         self.http_factory.protocol = site_http_channel
+        # The site is loaded: what it made is frozen, and the collector runs less often.
+        from django.conf import settings
+
+        from checkers_site.ops import collector
+        collector.tune(settings.GC_THRESHOLDS, settings.GC_FREEZE)
 
 
 class SiteCommandLine(CommandLineInterface):

@@ -250,6 +250,10 @@ GAME_DB_THREADS = env.int("GAME_DB_THREADS", default=8)
 #: Seconds between two returns of the allocator's free memory to the system in a server process
 #: (checkers_site/ops/memory.py); 0: never.
 MALLOC_TRIM_EVERY_S = env.float("MALLOC_TRIM_EVERY_S", default=60.0)
+#: Python's garbage collector in a server process (checkers_site/ops/collector.py): its thresholds
+#: (three integers; empty: the site's, 50000,20,100), and whether what the start made is frozen.
+GC_THRESHOLDS = env("GC_THRESHOLDS", default="")
+GC_FREEZE = env.bool("GC_FREEZE", default=True)
 
 #: Messages one game socket may send (limits' notation); more are refused with ``rate_limited``.
 GAME_SOCKET_RATE_LIMIT = env("GAME_SOCKET_RATE_LIMIT", default="30/second;600/minute")

@@ -14,6 +14,8 @@ bound once, incremented where the thing happens.
 ``checkers_moves_accepted_total``                moves played from a game socket and stored
 ``checkers_moves_refused_total{code}``           moves refused, by error code (``illegal_move``...)
 ``checkers_move_seconds``                        a move's frame arriving to its events published
+``checkers_gc_pause_seconds{generation}``        the garbage collector's pauses (checkers_site/ops/collector.py)
+``checkers_keepalives_answered_total``           pings answered by the websocket transport (checkers_site/keepalive.py)
 ``checkers_open_sockets{kind}``                  open ``game`` and ``lobby`` sockets
 ``checkers_events_published_total``              game events published to Redis
 ``checkers_events_republished_total``            events published again after a failure
@@ -76,10 +78,15 @@ MULTIPROC_DIR = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
 LATENCY_BUCKETS = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 ENGINE_WAIT_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
+GC_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
+
 moves_accepted = Counter("checkers_moves_accepted", "Moves played from a game socket and stored.")
 moves_refused = Counter("checkers_moves_refused", "Moves refused, by error code.", ["code"])
 move_seconds = Histogram("checkers_move_seconds", "A move's frame arriving to its events published.",
                          buckets=LATENCY_BUCKETS)
+keepalives_answered = Counter("checkers_keepalives_answered", "Game pages' pings answered by the websocket transport.")
+gc_pause = Histogram("checkers_gc_pause_seconds", "Pauses of Python's garbage collector, by generation.",
+                     ["generation"], buckets=GC_BUCKETS)
 open_sockets = Gauge("checkers_open_sockets", "Open websockets by kind.", ["kind"],
                      multiprocess_mode="livesum")
 game_sockets = open_sockets.labels("game")

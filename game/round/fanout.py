@@ -82,6 +82,12 @@ log = logging.getLogger(__name__)
 
 #: Seconds a socket's join waits for its process's first subscription before giving up.
 JOIN_TIMEOUT_S = 5.0
+#: Seconds a socket's join waits for its game's subscription to be confirmed while the link to Redis
+#: is up.  A busy process (a crowd connecting at once) confirms late, not never: failing the join
+#: after a few seconds sent the page away to reconnect, which added to the crowd.  A link that
+#: breaks meanwhile lets the join go on at once (the ``link`` notice, then a snapshot when it is
+#: back); a link that hangs is given up after :data:`HEALTH_LIMIT_S`.
+JOIN_PATIENCE_S = 8.0
 #: Seconds between attempts to subscribe again after the subscription failed.
 RETRY_S = 0.5
 #: The hub's own channel (after the prefix; no game id has a ``~``), subscribed with the games on every
@@ -185,11 +191,13 @@ class Transport:
         confirmation comes once Redis has subscribed them all."""
         await pubsub.subscribe(link, *names)
 
-    async def subscribe(self, pubsub: Any, name: str) -> None:
-        await pubsub.subscribe(name)
+    async def subscribe(self, pubsub: Any, names: list[str]) -> None:
+        """Subscribe the channels ``names`` (one confirmation each comes later, in order)."""
+        await pubsub.subscribe(*names)
 
-    async def unsubscribe(self, pubsub: Any, name: str) -> None:
-        await pubsub.unsubscribe(name)
+    async def unsubscribe(self, pubsub: Any, names: list[str]) -> None:
+        """Unsubscribe the channels ``names`` (one confirmation each comes later, in order)."""
+        await pubsub.unsubscribe(*names)
 
     async def publish(self, name: str, texts: list[str]) -> None:
         """Publish ``texts`` to channel ``name``, in order; raises what redis-py raises."""
@@ -276,18 +284,19 @@ class ClusterTransport(Transport):
         """One ``SSUBSCRIBE`` per slot (a command's channels share one slot), the link channel's
         last: Redis answers a connection's commands in order, so its confirmation comes once
         every game's subscription is in place."""
-        by_slot: dict[int, list[str]] = {}
-        for name in names:
-            by_slot.setdefault(key_slot(name.encode()), []).append(name)
-        for group in by_slot.values():
+        for group in by_slot(names):
             await pubsub.ssubscribe(*group)
         await pubsub.ssubscribe(link)
 
-    async def subscribe(self, pubsub: Any, name: str) -> None:
-        await pubsub.ssubscribe(name)
+    async def subscribe(self, pubsub: Any, names: list[str]) -> None:
+        """One ``SSUBSCRIBE`` per slot of ``names`` (a command's channels share one slot)."""
+        for group in by_slot(names):
+            await pubsub.ssubscribe(*group)
 
-    async def unsubscribe(self, pubsub: Any, name: str) -> None:
-        await pubsub.sunsubscribe(name)
+    async def unsubscribe(self, pubsub: Any, names: list[str]) -> None:
+        """One ``SUNSUBSCRIBE`` per slot of ``names``."""
+        for group in by_slot(names):
+            await pubsub.sunsubscribe(*group)
 
     async def publish(self, name: str, texts: list[str]) -> None:
         if len(texts) == 1:
@@ -297,6 +306,14 @@ class ClusterTransport(Transport):
             for text in texts:
                 pipe.spublish(name, text)
             await pipe.execute()
+
+
+def by_slot(names: list[str]) -> list[list[str]]:
+    """``names`` grouped by their Redis Cluster hash slot, each group in the order given."""
+    groups: dict[int, list[str]] = {}
+    for name in names:
+        groups.setdefault(key_slot(name.encode()), []).append(name)
+    return list(groups.values())
 
 
 def transport(url: str, cluster_url: str = "") -> Transport:
@@ -353,17 +370,22 @@ class Line:
         self.commands_waiting.set()
 
     async def _send_commands(self, pubsub: Any) -> None:
-        """Send the queued commands on the subscription's connection, in order, as they come."""
+        """Send the queued commands on the subscription's connection, in order, as they come: a
+        run of queued commands of one kind goes as one command naming all their games (a crowd
+        joining at once costs a few round trips, not one each)."""
         prefix, transport = self.hub.prefix, self.hub.transport
         while True:
             await self.commands_waiting.wait()
             self.commands_waiting.clear()
             while self.commands:
-                command, game_id = self.commands.popleft()
+                command = self.commands[0][0]
+                names = []
+                while self.commands and self.commands[0][0] == command:
+                    names.append(prefix + self.commands.popleft()[1])
                 if command == "subscribe":
-                    await transport.subscribe(pubsub, prefix + game_id)
+                    await transport.subscribe(pubsub, names)
                 else:
-                    await transport.unsubscribe(pubsub, prefix + game_id)
+                    await transport.unsubscribe(pubsub, names)
 
     def games(self) -> list[str]:
         """The games with sockets here that this line reads."""
@@ -469,6 +491,7 @@ class Line:
         self.subscribed.clear()
         for game_id in self.games():
             self.hub.snapshots.forget(game_id)      # events are missed until subscribed again
+            self.hub._wake(game_id, False)
         self.confirmed = set()
         self.hub._count_subscriptions()
         if not was_subscribed:
@@ -587,8 +610,9 @@ class Hub:
     async def join(self, game_id: str, member: Member) -> None:
         """Give ``member`` every event of ``game_id`` published from now on.
 
-        Waits for the first subscription of the game's line, then for the
-        game's (each at most :data:`JOIN_TIMEOUT_S` seconds); raises
+        Waits for the first subscription of the game's line (at most
+        :data:`JOIN_TIMEOUT_S` seconds), then for the game's (at most
+        :data:`JOIN_PATIENCE_S` while the link stays up); raises
         :class:`Unavailable` when there is none by then (Redis down).  A line
         whose subscription was lost later lets sockets join at once (their
         snapshot comes from the database; events of this process reach them;
@@ -616,10 +640,10 @@ class Hub:
             return
         if game_id in line.confirmed:
             return
-        future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self.waiting.setdefault(game_id, []).append(future)
         try:
-            await asyncio.wait_for(asyncio.shield(future), JOIN_TIMEOUT_S)
+            confirmed = await asyncio.wait_for(asyncio.shield(future), JOIN_PATIENCE_S)
         except TimeoutError:
             self.leave(game_id, member)
             raise Unavailable(f"no subscription to the events of game {game_id}") from None
@@ -629,13 +653,20 @@ class Hub:
                 waiting.remove(future)
                 if not waiting:
                     del self.waiting[game_id]
+        if not confirmed:   # the link broke while the join waited: as a join while it is down
+            await member.deliver(link_notice(False), None)
 
     def _confirmed(self, game_id: str) -> None:
         """A line has ``game_id``'s subscription confirmed: its waiting joins go on."""
         self._count_subscriptions()
+        self._wake(game_id, True)
+
+    def _wake(self, game_id: str, confirmed: bool) -> None:
+        """Let the joins waiting for ``game_id``'s subscription go on: ``confirmed``, or False when
+        the line's link broke first (they join as while it is down)."""
         for future in self.waiting.pop(game_id, []):
             if not future.done():
-                future.set_result(None)
+                future.set_result(confirmed)
 
     def _count_subscriptions(self) -> None:
         metrics.game_subscriptions.set(sum(len(line.confirmed) for line in self.lines.values()))

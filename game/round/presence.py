@@ -2,11 +2,14 @@
 
 Each open game socket is a member of the sorted set ``<prefix>:viewers:<game id>``,
 named ``<role>:<channel name>`` (role ``B``, ``W`` or ``S`` for a spectator) and
-scored with the time (Unix seconds) at which it expires.  A socket refreshes its
-entry on the browser's pings (at most every 15 s; the page pings every 3 s) and removes
-it when it closes, or when the page has been silent for 10 s (a network gone without a
-close frame: ``game.round.socket.SILENT_AFTER_S``); the entry of a socket whose server
-process died expires after :data:`VIEWER_TTL_S`.
+scored with the time (Unix seconds) at which it expires.  A socket writes its
+entry when it opens (:func:`refresh`) and removes it when it closes, or when the
+page has been silent for 10 s (a network gone without a close frame:
+``game.round.socket.SILENT_AFTER_S``: a socket's entry stands for a page that is
+heard); in between, its process renews the entries of all its sockets together
+every :data:`RENEW_EVERY_S` seconds (:class:`Keeper`: one round trip, where one
+per socket's ping cost a tenth of a busy process's time), and the entry of a
+socket whose server process died expires after :data:`VIEWER_TTL_S`.
 Every Daphne process shares the counts through Redis.
 
 Presence is a convenience: when Redis fails, the functions log and return
@@ -40,6 +43,10 @@ log = logging.getLogger(__name__)
 
 #: Seconds an entry lives without a refresh.
 VIEWER_TTL_S = 60
+#: Seconds between two renewals of this process's sockets' entries (:class:`Keeper`).
+RENEW_EVERY_S = 15.0
+#: Sockets renewed per round trip at most (a process with many sockets sends several pipelines).
+RENEW_BATCH = 500
 #: Seconds a game's last sightings are kept after the last refresh.
 SEEN_TTL_S = 30 * 86400
 #: The field of a game's sightings hash: since when this Redis has known the game's presence.
@@ -91,20 +98,80 @@ def _counts(members: list[Any]) -> dict[str, Any]:
 EMPTY = {"spectators": 0, "online": {"B": False, "W": False}}
 
 
+def _write(pipe: Any, entries: list[tuple[str, str, str]], now: float) -> None:
+    """Queue on ``pipe`` the writes of ``entries`` (``(game id, channel name, role)``): each
+    socket's entry, and per game its expired entries swept, its players' last sighting and its
+    ``epoch`` (set once), and both keys' lifetimes."""
+    by_game: dict[str, list[tuple[str, str]]] = {}
+    for game_id, channel_name, role in entries:
+        by_game.setdefault(game_id, []).append((channel_name, role))
+    for game_id, sockets in by_game.items():
+        pipe.zadd(_key(game_id), {f"{role}:{channel_name}": now + VIEWER_TTL_S for channel_name, role in sockets})
+        pipe.zremrangebyscore(_key(game_id), "-inf", now)
+        pipe.expire(_key(game_id), VIEWER_TTL_S * 2)
+        seats = {role: now for _, role in sockets if role in ("B", "W")}
+        if seats:
+            pipe.hset(_seen_key(game_id), mapping=seats)
+        pipe.hsetnx(_seen_key(game_id), EPOCH, now)
+        pipe.expire(_seen_key(game_id), SEEN_TTL_S)
+
+
+class Keeper:
+    """The entries of this process's open sockets (of one event loop: a server has one), renewed
+    together every :data:`RENEW_EVERY_S` seconds by a task that runs while there are any."""
+
+    def __init__(self) -> None:
+        #: channel name -> (game id, channel name, role)
+        self.entries: dict[str, tuple[str, str, str]] = {}
+        self.task: asyncio.Task[None] | None = None
+
+    def keep(self, game_id: str, channel_name: str, role: str) -> None:
+        self.entries[channel_name] = (game_id, channel_name, role)
+        if self.task is None or self.task.done():
+            self.task = asyncio.get_running_loop().create_task(self._renew())
+
+    def drop(self, channel_name: str) -> None:
+        self.entries.pop(channel_name, None)
+        if not self.entries and self.task is not None:
+            self.task.cancel()
+            self.task = None
+
+    async def _renew(self) -> None:
+        while self.entries:
+            await asyncio.sleep(RENEW_EVERY_S)
+            entries = list(self.entries.values())
+            for start in range(0, len(entries), RENEW_BATCH):
+                try:
+                    pipe = _client().pipeline(transaction=False)
+                    _write(pipe, entries[start:start + RENEW_BATCH], time.time())
+                    await pipe.execute()
+                except redis_cluster.ERRORS as exc:
+                    metrics.presence_failures.labels("refresh").inc()
+                    log.warning("presence unavailable: %s", exc)
+                    break
+
+
+_keepers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def keeper() -> Keeper:
+    """The :class:`Keeper` of the running event loop."""
+    loop = asyncio.get_running_loop()
+    found = _keepers.get(loop)
+    if found is None:
+        found = _keepers[loop] = Keeper()
+    return found
+
+
 async def refresh(game_id: str, channel_name: str, role: str) -> None:
     """Add or refresh one socket (``role`` ``'B'``, ``'W'`` or ``'S'``) and, for a player, the
     time its seat was last seen, without reading the audience back: one round trip with no
-    transaction, for sockets connecting and pinging (every 15 s each).  Logs when Redis fails."""
-    now = time.time()
+    transaction.  From then on this process renews the entry with its other sockets' (until
+    :func:`leave`).  Logs when Redis fails."""
+    keeper().keep(game_id, channel_name, role)
     try:
         pipe = _client().pipeline(transaction=False)
-        pipe.zadd(_key(game_id), {f"{role}:{channel_name}": now + VIEWER_TTL_S})
-        pipe.zremrangebyscore(_key(game_id), "-inf", now)
-        pipe.expire(_key(game_id), VIEWER_TTL_S * 2)
-        if role in ("B", "W"):
-            pipe.hset(_seen_key(game_id), role, now)
-        pipe.hsetnx(_seen_key(game_id), EPOCH, now)
-        pipe.expire(_seen_key(game_id), SEEN_TTL_S)
+        _write(pipe, [(game_id, channel_name, role)], time.time())
         await pipe.execute()
     except redis_cluster.ERRORS as exc:
         metrics.presence_failures.labels("refresh").inc()
@@ -124,7 +191,11 @@ async def audience(game_id: str) -> dict:
 
 
 async def leave(game_id: str, channel_name: str, role: str) -> dict:
-    """Remove one socket; return the game's audience as :func:`audience` does."""
+    """Remove one socket (its process no longer renews it); return the game's audience as
+    :func:`audience` does."""
+    found = keeper().entries.get(channel_name)
+    if found is not None and found[0] == game_id and found[2] == role:
+        keeper().drop(channel_name)
     try:
         pipe = _client().pipeline(transaction=True)
         if role in ("B", "W"):

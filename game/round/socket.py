@@ -27,6 +27,7 @@ from django.db import DatabaseError
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from checkers_site.keepalive import Keepalive, of_scope
 from checkers_site.ops import logs, metrics
 from game import http_limits
 from game.accounts import identity
@@ -111,9 +112,8 @@ SILENT_AFTER_S = 10.0
 
 #: How an encoded ``seats`` event begins (:func:`game.round.events.encode`, compact JSON, type first).
 SEATS_PREFIX = '{"type":"seats"'
-#: Seconds between two refreshes of a socket's presence and admission entries by its pings (the
-#: entries live 60 s; the page pings every 3 s to be heard, not to refresh them).
-PING_REFRESH_EVERY_S = 15.0
+#: The answer to a ``ping``, encoded once.
+PONG = events.encode({"type": "pong"})
 #: A socket with more than this many messages refused for a rate limit within KICK_WINDOW_S
 #: seconds is closed with CLOSE_TOO_MANY_SOCKETS: a flood, not a page (pages send a few a second).
 KICK_AFTER_REFUSED = 50
@@ -173,10 +173,11 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     joined = False
     entered = False
     entering: asyncio.Task[None] | None = None
-    #: When the page last sent a frame, and when its pings last refreshed the socket's entries
-    #: (time.monotonic()); the task that closes the socket once the page has been silent too long.
+    #: When the page last sent a frame (time.monotonic()); the task that closes the socket once the
+    #: page has been silent too long.
     heard = 0.0
-    refreshed = 0.0
+    #: The transport's keep-alive of this socket, when it answers pings itself (None: it does not).
+    keepalive: Keepalive | None = None
     watchdog: asyncio.Task[None] | None = None
     #: The socket was found silent and has left the game's presence (SILENT_AFTER_S).
     silent = False
@@ -240,7 +241,11 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self.send_copy(snapshot)
         # In the background: a burst of sockets connecting must not hold up their first moves.
         self.entering = in_background(presence.refresh(self.game_id, self.channel_name, self.role))
-        self.heard = self.refreshed = time.monotonic()
+        self.heard = time.monotonic()
+        # The site's transport answers this page's pings from now on (checkers_site.keepalive).
+        self.keepalive = of_scope(self.scope)
+        if self.keepalive is not None:
+            self.keepalive.answering = True
         self.watchdog = asyncio.get_running_loop().create_task(self.watch_silence())
         self.announce()
         if self.computer:
@@ -291,7 +296,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         a second, :data:`AUDIENCE_EVERY_S`) and is closed with :data:`CLOSE_SILENT`; the page,
         once its network is back, connects again and gets a snapshot.
         """
-        while (left := self.heard + SILENT_AFTER_S - time.monotonic()) > 0:
+        while (left := self.last_heard() + SILENT_AFTER_S - time.monotonic()) > 0:
             await asyncio.sleep(left)
         log.info("game socket silent for %.0f s: closed", SILENT_AFTER_S)
         self.silent = True
@@ -302,6 +307,13 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             self.announce()
         finally:
             await self.close(code=CLOSE_SILENT)
+
+    def last_heard(self) -> float:
+        """When the page last sent a frame (``time.monotonic()``): one this socket read, or a ping
+        its transport answered (:mod:`checkers_site.keepalive`)."""
+        if self.keepalive is None:
+            return self.heard
+        return max(self.heard, self.keepalive.heard)
 
     def announce(self) -> None:
         """Soon tell every socket of the game who is watching (``{"type": "audience", ...}``,
@@ -397,16 +409,12 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         if self.role == "S" and isinstance(message, (PlayMove, Action, ForecastLines)):
             await self.check_seated(message)
         if isinstance(message, Ping):
-            # In the background: a slow Redis must not hold up this socket's next move. The entries
-            # are refreshed every PING_REFRESH_EVERY_S, not on every ping (3 s, to be heard).
-            now = time.monotonic()
-            if now - self.refreshed >= PING_REFRESH_EVERY_S and not self.silent:
-                self.refreshed = now
-                in_background(presence.refresh(self.game_id, self.channel_name, self.role))
-                if self.ticket is not None:
-                    in_background(admission.refresh(self.ticket))
+            # Heard (receive noted it): nothing else to do.  The socket's presence and admission
+            # entries are renewed by its process with all the others' (presence.Keeper,
+            # admission.Keeper), not by each ping (every 3 s, so that a silent page is noticed).
+            # Behind the site's transport most pings never come here (checkers_site.keepalive).
             try:
-                await self.send_message({"type": "pong"})
+                await self.send(text_data=PONG)
             except Exception as exc:  # noqa: BLE001 - the socket closed meanwhile: nothing to answer
                 log.debug("could not answer a ping on a closing socket: %s", exc)
         elif isinstance(message, Sync):

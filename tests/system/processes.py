@@ -103,11 +103,12 @@ class RedisServer(Process):
 class Daphne(Process):
     """The site served by one Daphne process, started as in production (README.md, "Production"):
     Daphne's command line with the site's websocket transport (``checkers_site.serve``), taking
-    the client's address from nginx's ``X-Forwarded-For``."""
+    the client's address from nginx's ``X-Forwarded-For``, and 10 s for a websocket's handshake
+    (``deploy/systemd/checkers@.service``)."""
 
     def command(self) -> list[str]:
         return [sys.executable, "-m", "checkers_site.serve", "--proxy-headers", "-b", "127.0.0.1",
-                "-p", str(self.port), "checkers_site.asgi:application"]
+                "-p", str(self.port), "--websocket_connect_timeout", "10", "checkers_site.asgi:application"]
 
 
 NGINX_CONF = ROOT / "deploy" / "nginx" / "checkers.conf"

@@ -66,3 +66,48 @@ def test_a_frame_over_the_transport_limit_is_answered_too_large_then_closed_1009
             await ws.close()
 
     asyncio.run(scenario())
+
+
+def keepalives_answered(port: int) -> float:
+    """The process's ``checkers_keepalives_answered_total``."""
+    import re
+    import urllib.request
+
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    found = re.search(r"^checkers_keepalives_answered_total (\S+)$", text, re.M)
+    return float(found.group(1)) if found else 0.0
+
+
+def test_pings_are_answered_by_the_transport_and_keep_a_page_that_only_pings_open(daphne):
+    """A page that sends nothing but its pings for longer than the socket's silence limit (10 s)
+    gets every pong, from the transport, and its socket stays open; a second ping within the
+    same second goes to the socket itself and is answered all the same."""
+    async def scenario():
+        ws = await game_socket(daphne.port)
+        before = await asyncio.to_thread(keepalives_answered, daphne.port)
+        try:
+            for spacing in ('{"type":"ping"}', '{"type": "ping"}') * 6:   # 12 pings over 13.2 s
+                await ws.send(spacing)
+                while (message := json.loads(await asyncio.wait_for(ws.recv(), 5)))["type"] == "audience":
+                    pass
+                assert message == {"type": "pong"}
+                await asyncio.sleep(1.1)
+            answered = await asyncio.to_thread(keepalives_answered, daphne.port) - before
+            assert answered == 12
+            await ws.send('{"type":"ping"}')
+            await ws.send('{"type":"ping"}')      # within the second: the socket answers it
+            replies = []
+            while len(replies) < 2:
+                message = json.loads(await asyncio.wait_for(ws.recv(), 5))
+                if message["type"] != "audience":
+                    replies.append(message)
+            assert replies == [{"type": "pong"}, {"type": "pong"}]
+            assert await asyncio.to_thread(keepalives_answered, daphne.port) - before == 13
+            await ws.send(json.dumps({"type": "sync"}))
+            while (message := json.loads(await asyncio.wait_for(ws.recv(), 5)))["type"] == "audience":
+                pass
+            assert message["type"] == "snapshot"
+        finally:
+            await ws.close()
+
+    asyncio.run(scenario())

@@ -263,3 +263,74 @@ async def test_a_socket_that_joins_while_the_link_is_down_gets_its_game_subscrib
     assert (event["move"], event["v"]) == ("11-15", snap["v"] + 1)
     await a.disconnect()
     await keep.disconnect()
+
+
+class Listener:
+    """A member of the hub that keeps what it is given (the hub's side of a game socket)."""
+
+    def __init__(self):
+        self.texts: list[str] = []
+        self.resyncs = 0
+
+    async def deliver(self, copies, follow):
+        self.texts.extend(text for _, text in copies)
+
+    def resync(self):
+        self.resyncs += 1
+
+
+async def test_a_join_waits_for_a_late_confirmation_while_the_link_is_up(alice, bob, monkeypatch):
+    """A process too busy to read Redis's confirmation of a game's subscription within
+    ``JOIN_TIMEOUT_S`` (a crowd connecting at once) still lets the socket in: the link is up, so
+    the confirmation comes late, not never, and refusing sent the page away to reconnect."""
+    monkeypatch.setattr(fanout, "JOIN_TIMEOUT_S", 0.3)
+    other = await start_game(alice, bob)
+    keep, _ = await bob.connect(other)   # the process's link is up and confirmed
+    game_id = await start_game(alice, bob)
+    hub, listener = fanout.hub(), Listener()
+    admin = redis.Redis.from_url(settings.REDIS_URL)
+    try:
+        admin.client_pause(1000, all=True)   # Redis answers nothing for a second
+        started = asyncio.get_running_loop().time()
+        await hub.join(game_id, listener)
+        waited = asyncio.get_running_loop().time() - started
+    finally:
+        admin.close()
+    assert waited >= 0.5
+    assert game_id in hub.confirmed
+    snap = await database_sync_to_async(reads.snapshot)(game_id, alice.player_id)
+    outcome = await database_sync_to_async(actions.play_move)(game_id, alice.player_id, "11-15", snap.v)
+    await publish(game_id, outcome.events)
+    for _ in range(100):
+        if listener.texts:
+            break
+        await asyncio.sleep(0.02)
+    assert any('"move":"11-15"' in text for text in listener.texts), listener.texts
+    assert listener.resyncs == 0
+    hub.leave(game_id, listener)
+    await keep.disconnect()
+
+
+async def test_a_crowd_joining_at_once_is_subscribed_in_a_few_commands(alice, bob):
+    """Two hundred games joined together are subscribed in a few ``SUBSCRIBE`` commands, not one
+    each: in a busy process each command waited for its own turn of the event loop, and the last
+    joins of a crowd timed out (close code 4503)."""
+    hub = fanout.hub()
+    keep_game = await start_game(alice, bob)
+    keep, _ = await bob.connect(keep_game)    # the link is up before the crowd comes
+    admin = redis.Redis.from_url(settings.REDIS_URL)
+
+    def subscribe_calls() -> int:
+        return int(admin.info("commandstats").get("cmdstat_subscribe", {}).get("calls", 0))
+
+    before = await asyncio.to_thread(subscribe_calls)
+    games = [f"crowd{i:03d}" for i in range(200)]
+    sockets = [Listener() for _ in games]
+    await asyncio.wait_for(asyncio.gather(*(hub.join(g, s) for g, s in zip(games, sockets, strict=True))), 10)
+    calls = await asyncio.to_thread(subscribe_calls) - before
+    assert set(games) <= hub.confirmed
+    assert 1 <= calls <= 20, calls
+    for g, s in zip(games, sockets, strict=True):
+        hub.leave(g, s)
+    admin.close()
+    await keep.disconnect()

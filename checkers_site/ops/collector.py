@@ -1,0 +1,81 @@
+"""Python's garbage collector in a server process: what is frozen, how often it runs, how long it stops.
+
+CPython's cyclic collector stops the whole process while it runs, and a full
+(generation 2) collection walks every tracked object: in a Daphne process with
+thousands of open sockets that was 150-500 ms during which no move of any game
+went out (``docs/performance.md``, "Garbage collection").  Two things shorten
+it, both set when a server process starts (:func:`tune`, called by
+``checkers_site.serve`` once the site is loaded and before the first
+connection):
+
+- ``gc.freeze()`` after a collection: the objects made while starting (Django,
+  the URL routes, compiled code, the rules' tables) move to a permanent
+  generation that collections no longer walk.  They live as long as the
+  process anyway.
+- Thresholds (``GC_THRESHOLDS``, default ``50000,20,100``; Python's own are
+  ``700,10,10``): a young collection once 50,000 more tracked objects have been
+  made than freed, not 700, and a full one after 2,000 young ones, not 100.
+  What a socket keeps between messages (its tasks, timers, buffers) made Python's
+  default collect the young generation many times a second under load, and each
+  of those promoted objects towards the full collections.
+
+Every collection's pause is measured (``gc.callbacks``) and shown on
+``/metrics`` as ``checkers_gc_pause_seconds{generation}``.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from typing import Any
+
+from checkers_site.ops import metrics
+
+#: Python's thresholds in a server process unless ``GC_THRESHOLDS`` says otherwise.
+SERVER_THRESHOLDS = (50_000, 20, 100)
+
+_started: list[float] = []
+_tuned = False
+
+
+def parse_thresholds(text: str) -> tuple[int, int, int]:
+    """``"50000,20,100"`` -> ``(50000, 20, 100)``: generation 0's allocations, then how many
+    collections of the generation below make one of generations 1 and 2.  ``""`` is
+    :data:`SERVER_THRESHOLDS`.  Raises ValueError for anything but three integers, the first
+    positive and the others at least 1.
+
+    >>> parse_thresholds("700, 10, 10"), parse_thresholds("")
+    ((700, 10, 10), (50000, 20, 100))
+    """
+    if not text.strip():
+        return SERVER_THRESHOLDS
+    parts = [int(part) for part in text.split(",")]
+    if len(parts) != 3 or parts[0] < 1 or min(parts[1:]) < 1:
+        raise ValueError(f"GC_THRESHOLDS needs three integers, the first > 0, the others >= 1: {text!r}")
+    return parts[0], parts[1], parts[2]
+
+
+def _timed(phase: str, info: dict[str, Any]) -> None:
+    """``gc.callbacks`` hook: the pause of each collection, by generation."""
+    if phase == "start":
+        _started.append(time.perf_counter())
+    elif _started:
+        metrics.gc_pause.labels(str(info.get("generation", "?"))).observe(time.perf_counter() - _started.pop())
+
+
+def tune(thresholds: str = "", freeze: bool = True) -> bool:
+    """Once per server process, after the site is loaded: measure every collection's pause, set
+    the collector's ``thresholds`` (:func:`parse_thresholds`) and, with ``freeze``, collect once
+    and freeze what is left (``gc.freeze()``).  Returns False when it had run already.  Raises
+    ValueError for bad thresholds."""
+    global _tuned
+    if _tuned:
+        return False
+    values = parse_thresholds(thresholds)
+    _tuned = True
+    gc.callbacks.append(_timed)
+    if freeze:
+        gc.collect()
+        gc.freeze()
+    gc.set_threshold(*values)
+    return True
