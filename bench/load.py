@@ -34,7 +34,8 @@ What it does, in one process of plain asyncio (no uvloop), bounded in time:
 4. Plays: the player to move picks a random move from ``state.legal`` of the last snapshot or
    event and sends it after a think time drawn uniformly from 0.5-1.5 times ``--think`` (the first
    move of each game after 0-``--think`` s, so games do not move in step); 0 answers at once.
-   Every socket sends the page's ``ping`` every ``--ping`` s (20, first one at a random moment).
+   Every socket sends the page's ``ping`` every ``--ping`` s (3, as the page; the first one at a random
+   moment).
    A finished game is followed by a rematch (both players send ``rematch_offer``) and all its
    sockets move to the new game, as the page's link does.  A gap in ``v`` is answered with
    ``sync``, as the page does.  After ``--warmup`` s it measures for ``--duration`` s: accepted

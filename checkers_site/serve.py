@@ -1,7 +1,7 @@
 """Daphne's command line with the site's transport: ``python -m checkers_site.serve``.
 
 It takes exactly Daphne's options (``python -m checkers_site.serve --help``) and runs Daphne, with
-five differences:
+six differences:
 
 - A websocket message larger than Daphne's limit (``--websocket-max-message-size``, 1 MiB by
   default): Daphne drops the TCP connection at once, so the client sees close code 1006 and no
@@ -22,6 +22,8 @@ five differences:
   (:mod:`checkers_site.ops.collector`: what the start made is frozen, and collections are rarer).
 - A game page's keep-alive ping is answered by the transport itself, once the socket's consumer
   asks for it, instead of going through the application (:mod:`checkers_site.keepalive`).
+- A websocket frame is written to the socket at once when nothing is waiting before it
+  (:func:`write_now`), not at the reactor's next turn.
 """
 
 from __future__ import annotations
@@ -53,12 +55,51 @@ def too_large_error() -> bytes:
                        "message": f"Frames are limited to {MAX_FRAME_BYTES} bytes."}).encode()
 
 
+def write_now(transport: Any, data: bytes) -> None:
+    """Write ``data`` to a TCP connection's socket now when nothing is waiting to be written before
+    it, and hand Twisted only what the socket did not take.
+
+    Twisted's ``write`` only buffers: it asks the reactor to watch the socket for writability
+    (an ``epoll_ctl``), writes at the loop's next turn and stops watching (another): three steps
+    and a turn of the loop for every websocket frame, about a tenth of a busy Daphne process's
+    time (docs/performance.md, "The transport").  Order is kept: anything already buffered goes
+    first, through Twisted.  Errors are left to Twisted, which meets them on its own write and
+    closes the connection as it always does.  TLS connections (none behind nginx) and anything
+    that is not a plain TCP connection go Twisted's way.
+    """
+    sock = getattr(transport, "socket", None)
+    if (sock is not None and not getattr(transport, "TLS", True) and transport.connected
+            and not transport.disconnecting and not transport._writeDisconnected
+            and not transport._tempDataBuffer and len(transport.dataBuffer) == transport.offset):
+        try:
+            sent = sock.send(data)
+        except OSError:   # would block, or the connection failed: Twisted's write finds out
+            sent = 0
+        if sent == len(data):
+            return
+        data = data[sent:]
+    transport.write(data)
+
+
 class SiteWebSocketProtocol(WebSocketProtocol):
     """Daphne's websocket protocol, answering a message over the size limit instead of dropping it,
     and the game page's keep-alive pings itself once the socket's consumer asks it to
     (:mod:`checkers_site.keepalive`)."""
 
     keepalive: Keepalive | None = None
+
+    def sendData(self, data: bytes, sync: bool = False, chopsize: int | None = None) -> None:
+        # autobahn's own, without its per-frame debug line (whose arguments it formats even when
+        # debug is off), and written at once (:func:`write_now`) rather than at the reactor's
+        # next turn.  Chopped, synchronous or queued data goes autobahn's way.
+        if sync or chopsize or self.send_queue or self.logOctets:
+            super().sendData(data, sync, chopsize)
+            return
+        write_now(self.transport, data)
+        if self.state == WebSocketProtocol.STATE_OPEN:
+            self.trafficStats.outgoingOctetsWireLevel += len(data)
+        else:
+            self.trafficStats.preopenOutgoingOctetsWireLevel += len(data)
 
     def onConnect(self, request: Any) -> Any:
         self.keepalive = Keepalive()
