@@ -647,6 +647,7 @@ async def play_run(args, run: Run, games: list[dict], meters: dict, sampler: Rss
     random.Random(args.seed).shuffle(socks)  # players and spectators connect in mixed order
     run.expected_sockets = len(socks)
     rss_idle = meters["server"].rss_mb()
+    connect_cpu0 = {name: meter.cpu() for name, meter in meters.items()}
     t0 = time.perf_counter()
     tasks = [asyncio.create_task(s.main()) for s in socks]
     try:
@@ -654,6 +655,9 @@ async def play_run(args, run: Run, games: list[dict], meters: dict, sampler: Rss
         connect_s = time.perf_counter() - t0
     except TimeoutError:
         connect_s = None
+    # CPU of each part while the sockets connected, per socket: what the connect storm costs.
+    connect_cpu = {name: round(Meter.delta(connect_cpu0[name], meter.cpu()) * 1000 / max(1, len(socks)), 2)
+                   for name, meter in meters.items()}
     connect_times = [s.connect_time - t0 for s in socks if s.connect_time is not None]
     await asyncio.sleep(1)
     rss_connected = meters["server"].rss_mb()
@@ -699,6 +703,7 @@ async def play_run(args, run: Run, games: list[dict], meters: dict, sampler: Rss
         "connected": st.connected,
         "connect_all_s": round(connect_s, 2) if connect_s is not None else None,
         "connect_p50_s": round(statistics.median(connect_times), 2) if connect_times else None,
+        "connect_cpu_ms_per_socket": connect_cpu,
         "moves_per_s": round(st.accepted / wall, 1),
         "games_with_moves": len(st.moving) if not run.relay else None,
         "opponent_ms": percentiles(st.opponent),

@@ -60,3 +60,4 @@ def test_the_thresholds_and_the_freeze_follow_the_settings():
 def test_bad_thresholds_are_refused(text):
     with pytest.raises(ValueError):
         collector.parse_thresholds(text)
+
