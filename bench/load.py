@@ -463,7 +463,9 @@ class Sock:
                         break
             except (TimeoutError, OSError, WebSocketException) as exc:
                 if not self.run.stopping:
-                    self.run.stats.error(f"socket:{type(exc).__name__}")
+                    # A close names its code (4503: no game events, 4408: silent, 1006: dropped).
+                    code = getattr(getattr(exc, "rcvd", None), "code", None)
+                    self.run.stats.error(f"socket:{type(exc).__name__}" + (f":{code}" if code else ""))
             finally:
                 if self.ws is not None:
                     await self.ws.close()
@@ -648,6 +650,9 @@ async def play_run(args, run: Run, games: list[dict], meters: dict, sampler: Rss
     run.expected_sockets = len(socks)
     rss_idle = meters["server"].rss_mb()
     connect_cpu0 = {name: meter.cpu() for name, meter in meters.items()}
+    connect_profilers = (start_profilers(args, meters["server"], run.relay, phase="connect",
+                                         duration_s=args.profile_connect_s)
+                         if args.profile_connect_s > 0 else [])
     t0 = time.perf_counter()
     tasks = [asyncio.create_task(s.main()) for s in socks]
     try:
@@ -659,6 +664,8 @@ async def play_run(args, run: Run, games: list[dict], meters: dict, sampler: Rss
     connect_cpu = {name: round(Meter.delta(connect_cpu0[name], meter.cpu()) * 1000 / max(1, len(socks)), 2)
                    for name, meter in meters.items()}
     connect_times = [s.connect_time - t0 for s in socks if s.connect_time is not None]
+    for proc in connect_profilers:
+        await asyncio.to_thread(proc.wait, 120)
     await asyncio.sleep(1)
     rss_connected = meters["server"].rss_mb()
     run.started.set()
@@ -679,7 +686,7 @@ async def play_run(args, run: Run, games: list[dict], meters: dict, sampler: Rss
     cpu0 = {name: meter.cpu() for name, meter in meters.items()}
     wait0 = {name: meter.runqueue() for name, meter in meters.items()}
     wall0 = time.perf_counter()
-    profilers = start_profilers(args, meters["server"], run.relay)
+    profilers = start_profilers(args, meters["server"], run.relay, phase="window", duration_s=args.duration)
     await asyncio.sleep(args.duration)
     wall = time.perf_counter() - wall0
     cpu = {name: Meter.delta(cpu0[name], meter.cpu()) for name, meter in meters.items()}
@@ -732,19 +739,23 @@ async def play_run(args, run: Run, games: list[dict], meters: dict, sampler: Rss
     return out
 
 
-def start_profilers(args, meter: Meter, relay: bool) -> list[subprocess.Popen]:
-    """``--profile DIR``: py-spy samples each server process for the measured window
-    (collapsed stacks in ``DIR/<site|relay>-<pid>.txt``): the thread holding the GIL, or with
-    ``--profile-idle`` every thread, waiting ones included."""
+def start_profilers(args, meter: Meter, relay: bool, phase: str, duration_s: float) -> list[subprocess.Popen]:
+    """``--profile DIR``: py-spy samples each server process for ``duration_s`` seconds of
+    ``phase`` (``window``: the measured window; ``connect``: from the first socket's connect,
+    with ``--profile-connect-s``), collapsed stacks in ``DIR/<site|relay>-<pid>.txt`` (the
+    connect phase's in ``connect-<site|relay>-<pid>.txt``): the thread holding the GIL, or with
+    ``--profile-idle`` every thread, waiting ones included.  The sampling costs CPU: the
+    figures of a profiled run are not comparable with others."""
     if not args.profile:
         return []
     out = Path(args.profile)
     out.mkdir(parents=True, exist_ok=True)
     procs = []
     for pid in meter.pids():
+        name = f"{'connect-' if phase == 'connect' else ''}{'relay' if relay else 'site'}-{pid}.txt"
         command = [str(Path(sys.executable).parent / "py-spy"), "record", "-p", str(pid), "-d",
-                   str(max(1, int(args.duration))), "-r", "100", "-f", "raw", "--nonblocking",
-                   "-o", str(out / f"{'relay' if relay else 'site'}-{pid}.txt")]
+                   str(max(1, int(duration_s))), "-r", "100", "-f", "raw", "--nonblocking",
+                   "-o", str(out / name)]
         if args.profile_idle:
             command.append("--idle")
         else:
@@ -1065,6 +1076,8 @@ def main() -> None:
     parser.add_argument("--relay-only", action="store_true")
     parser.add_argument("--profile", default="", help="folder for py-spy profiles of the servers")
     parser.add_argument("--profile-idle", action="store_true", help="profiles include waiting threads")
+    parser.add_argument("--profile-connect-s", type=float, default=0.0,
+                        help="with --profile: also sample this many seconds from the first connect")
     parser.add_argument("--rss-every", type=float, default=30.0,
                         help="seconds between samples of each server process's RSS (0: none)")
     parser.add_argument("--memprobe", default="",

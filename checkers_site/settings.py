@@ -251,7 +251,7 @@ GAME_DB_THREADS = env.int("GAME_DB_THREADS", default=8)
 #: (checkers_site/ops/memory.py); 0: never.
 MALLOC_TRIM_EVERY_S = env.float("MALLOC_TRIM_EVERY_S", default=60.0)
 #: Python's garbage collector in a server process (checkers_site/ops/collector.py): its thresholds
-#: (three integers; empty: the site's, 50000,20,100), and whether what the start made is frozen.
+#: (three integers; empty: the site's, 10000,10,10), and whether what the start made is frozen.
 GC_THRESHOLDS = env("GC_THRESHOLDS", default="")
 GC_FREEZE = env.bool("GC_FREEZE", default=True)
 

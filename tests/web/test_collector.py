@@ -44,7 +44,7 @@ def probe(thresholds: str, freeze: bool) -> dict:
 
 def test_a_server_process_freezes_what_it_made_and_collects_less_often():
     found = probe("", True)
-    assert found["threshold"] == list(collector.SERVER_THRESHOLDS) == [50_000, 20, 100]
+    assert found["threshold"] == list(collector.SERVER_THRESHOLDS) == [10_000, 10, 10]
     assert found["frozen_before"] == 0 and found["frozen"] > 10_000
     assert (found["first"], found["second"]) == (True, False)
     assert found["full_collections_timed"] >= 1
