@@ -5,8 +5,9 @@ close frame is noticed within seconds on both sides (docs/protocol.md).  With
 3,000 open sockets that is 1,000 frames a second, five for every move played
 at a human pace, and each one went through Daphne's application queue,
 channels' consumer, the socket's rate limits, the message parser and back out
-through channels and Daphne: about half of a server process's CPU went to
-answering pings (docs/performance.md, "Keep-alives").
+through channels and Daphne: the pongs' sends alone were 11 % of a busy server
+process's samples (docs/performance.md, "Third round: 3,000 sockets that ping
+every 3 s").
 
 So the site's transport (``checkers_site.serve``) answers a ping itself, with
 the same ``{"type": "pong"}``, once the socket's consumer has asked it to
