@@ -108,7 +108,8 @@ class SiteWebSocketProtocol(WebSocketProtocol):
 
     def onMessage(self, payload: bytes, isBinary: bool) -> None:
         keepalive = self.keepalive
-        if not isBinary and keepalive is not None and not self.muted and keepalive.take(payload):
+        if (not isBinary and keepalive is not None and not self.muted and self.state == self.STATE_OPEN
+                and keepalive.take(payload)):
             self.last_ping = time.time()   # Daphne's own idle timeout, as any frame would
             self.sendMessage(PONG, isBinary=False)
             _count_keepalive()

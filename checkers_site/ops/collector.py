@@ -22,21 +22,34 @@ connection):
   twenty of them kept, took 617-770 ms on a busy machine.
 
 Every collection's pause is measured (``gc.callbacks``) and shown on
-``/metrics`` as ``checkers_gc_pause_seconds{generation}``.
+``/metrics`` as ``checkers_gc_pause_seconds{generation}``.  The callback only
+appends to a bounded queue, which a thread moves to the histogram every
+second (:func:`flush`): a collection can start while prometheus_client holds
+its (non-reentrant) lock, and the callback must then not take it.
 """
 
 from __future__ import annotations
 
+import collections
 import gc
+import logging
+import threading
 import time
 from typing import Any
 
 from checkers_site.ops import metrics
 
+log = logging.getLogger(__name__)
+
 #: Python's thresholds in a server process unless ``GC_THRESHOLDS`` says otherwise.
 SERVER_THRESHOLDS = (10_000, 10, 10)
+#: Seconds between two moves of the measured pauses to the histogram.
+FLUSH_EVERY_S = 1.0
 
 _started: list[float] = []
+#: Pauses measured and not yet in the histogram: ``(generation, seconds)``, the oldest dropped
+#: beyond 10,000.
+_pauses: collections.deque[tuple[int, float]] = collections.deque(maxlen=10_000)
 _tuned = False
 
 
@@ -58,11 +71,32 @@ def parse_thresholds(text: str) -> tuple[int, int, int]:
 
 
 def _timed(phase: str, info: dict[str, Any]) -> None:
-    """``gc.callbacks`` hook: the pause of each collection, by generation."""
+    """``gc.callbacks`` hook: the pause of each collection, by generation, queued for
+    :func:`flush` (no lock taken, nothing but a tuple made)."""
     if phase == "start":
         _started.append(time.perf_counter())
     elif _started:
-        metrics.gc_pause.labels(str(info.get("generation", "?"))).observe(time.perf_counter() - _started.pop())
+        began = _started.pop()
+        _pauses.append((info.get("generation", -1), time.perf_counter() - began))
+
+
+def flush() -> int:
+    """Move the pauses measured so far to ``checkers_gc_pause_seconds``; returns how many."""
+    moved = 0
+    while _pauses:
+        generation, seconds = _pauses.popleft()
+        metrics.gc_pause.labels(str(generation)).observe(seconds)
+        moved += 1
+    return moved
+
+
+def _flushing() -> None:
+    while True:
+        time.sleep(FLUSH_EVERY_S)
+        try:
+            flush()
+        except Exception:  # the measurements are a convenience: never the end of them
+            log.exception("could not record the garbage collector's pauses")
 
 
 def tune(thresholds: str = "", freeze: bool = True) -> bool:
@@ -76,6 +110,7 @@ def tune(thresholds: str = "", freeze: bool = True) -> bool:
     values = parse_thresholds(thresholds)
     _tuned = True
     gc.callbacks.append(_timed)
+    threading.Thread(target=_flushing, name="gc-pauses", daemon=True).start()
     if freeze:
         gc.collect()
         gc.freeze()

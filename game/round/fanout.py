@@ -86,7 +86,8 @@ JOIN_TIMEOUT_S = 5.0
 #: is up.  A busy process (a crowd connecting at once) confirms late, not never: failing the join
 #: after a few seconds sent the page away to reconnect, which added to the crowd.  A link that
 #: breaks meanwhile lets the join go on at once (the ``link`` notice, then a snapshot when it is
-#: back); a link that hangs is given up after :data:`HEALTH_LIMIT_S`.
+#: back).  Under the deployment's 10-s handshake timeout (deploy/systemd); past this the join
+#: fails (4503) and the page comes back later.
 JOIN_PATIENCE_S = 8.0
 #: Seconds between attempts to subscribe again after the subscription failed.
 RETRY_S = 0.5

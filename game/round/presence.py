@@ -24,6 +24,7 @@ earlier than that, and without it presence is unknown and nobody is absent
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 import weakref
@@ -98,15 +99,18 @@ def _counts(members: list[Any]) -> dict[str, Any]:
 EMPTY = {"spectators": 0, "online": {"B": False, "W": False}}
 
 
-def _write(pipe: Any, entries: list[tuple[str, str, str]], now: float) -> None:
+def _write(pipe: Any, entries: list[tuple[str, str, str]], now: float, renew: bool = False) -> None:
     """Queue on ``pipe`` the writes of ``entries`` (``(game id, channel name, role)``): each
     socket's entry, and per game its expired entries swept, its players' last sighting and its
-    ``epoch`` (set once), and both keys' lifetimes."""
+    ``epoch`` (set once), and both keys' lifetimes.  With ``renew`` an entry is only renewed,
+    never added: a renewal that reaches Redis after the socket's :func:`leave` does not bring
+    the entry back (after a Redis restart the sockets write theirs again, ``Member.resync``)."""
     by_game: dict[str, list[tuple[str, str]]] = {}
     for game_id, channel_name, role in entries:
         by_game.setdefault(game_id, []).append((channel_name, role))
     for game_id, sockets in by_game.items():
-        pipe.zadd(_key(game_id), {f"{role}:{channel_name}": now + VIEWER_TTL_S for channel_name, role in sockets})
+        pipe.zadd(_key(game_id), {f"{role}:{channel_name}": now + VIEWER_TTL_S for channel_name, role in sockets},
+                  xx=renew)
         pipe.zremrangebyscore(_key(game_id), "-inf", now)
         pipe.expire(_key(game_id), VIEWER_TTL_S * 2)
         seats = {role: now for _, role in sockets if role in ("B", "W")}
@@ -126,11 +130,14 @@ class Keeper:
         self.task: asyncio.Task[None] | None = None
 
     def keep(self, game_id: str, channel_name: str, role: str) -> None:
+        """Renew the entry of socket ``channel_name`` (of ``game_id``, as ``role``) from now on."""
         self.entries[channel_name] = (game_id, channel_name, role)
         if self.task is None or self.task.done():
-            self.task = asyncio.get_running_loop().create_task(self._renew())
+            # A context of its own: its log lines are the process's, not the first socket's.
+            self.task = asyncio.get_running_loop().create_task(self._renew(), context=contextvars.Context())
 
     def drop(self, channel_name: str) -> None:
+        """Renew the entry of socket ``channel_name`` no more (no error if it was not kept)."""
         self.entries.pop(channel_name, None)
         if not self.entries and self.task is not None:
             self.task.cancel()
@@ -141,13 +148,17 @@ class Keeper:
             await asyncio.sleep(RENEW_EVERY_S)
             entries = list(self.entries.values())
             for start in range(0, len(entries), RENEW_BATCH):
+                batch = [entry for entry in entries[start:start + RENEW_BATCH] if entry[1] in self.entries]
                 try:
                     pipe = _client().pipeline(transaction=False)
-                    _write(pipe, entries[start:start + RENEW_BATCH], time.time())
+                    _write(pipe, batch, time.time(), renew=True)
                     await pipe.execute()
-                except redis_cluster.ERRORS as exc:
+                except redis_cluster.ERRORS_OR_VALUE as exc:  # ValueError: a socket closed under redis-py
                     metrics.presence_failures.labels("refresh").inc()
                     log.warning("presence unavailable: %s", exc)
+                    break
+                except Exception:   # never the end of the renewals: every socket would look gone
+                    log.exception("could not renew the presence entries")
                     break
 
 
@@ -166,9 +177,9 @@ def keeper() -> Keeper:
 async def refresh(game_id: str, channel_name: str, role: str) -> None:
     """Add or refresh one socket (``role`` ``'B'``, ``'W'`` or ``'S'``) and, for a player, the
     time its seat was last seen, without reading the audience back: one round trip with no
-    transaction.  From then on this process renews the entry with its other sockets' (until
-    :func:`leave`).  Logs when Redis fails."""
-    keeper().keep(game_id, channel_name, role)
+    transaction.  The socket's process renews it afterwards when the socket asked its
+    :func:`keeper` to (:meth:`Keeper.keep`, until :func:`leave` or :meth:`Keeper.drop`).  Logs
+    when Redis fails."""
     try:
         pipe = _client().pipeline(transaction=False)
         _write(pipe, [(game_id, channel_name, role)], time.time())

@@ -181,6 +181,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     watchdog: asyncio.Task[None] | None = None
     #: The socket was found silent and has left the game's presence (SILENT_AFTER_S).
     silent = False
+    #: The socket has closed (its disconnect ran): tasks still running for it change nothing.
+    closed = False
     #: The language of the socket's human texts (game.i18n.language_of_scope), read at connect.
     language: str | None = None
     _speaker: chat.Speaker | None = None
@@ -239,7 +241,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             metrics.game_sockets.inc()
             await self.accept()
             await self.send_copy(snapshot)
-        # In the background: a burst of sockets connecting must not hold up their first moves.
+        # Kept by the process from now until the socket leaves (presence.Keeper); written in the
+        # background: a burst of sockets connecting must not hold up their first moves.
+        presence.keeper().keep(self.game_id, self.channel_name, self.role)
         self.entering = in_background(presence.refresh(self.game_id, self.channel_name, self.role))
         self.heard = time.monotonic()
         # The site's transport answers this page's pings from now on (checkers_site.keepalive).
@@ -267,6 +271,12 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         logs.bind(close_code=code)
         log.debug("game socket closed")  # with its game, seat and close code (checkers_site/ops/logs.py)
+        self.closed = True
+        # Whatever happens below, or in a task still running for this socket, its presence entry
+        # is renewed no more (it expires if a late write puts it back).
+        presence.keeper().drop(self.channel_name)
+        if self.keepalive is not None:
+            self.keepalive.answering = False
         if self.timer:
             self.timer.cancel()
         if self.watchdog is not None and self.watchdog is not asyncio.current_task():
@@ -578,13 +588,14 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         at once (its copy of every event, the players' chat, the legal moves, its presence as
         the player) and is sent a snapshot for the seat."""
         seat = await in_db_thread(reads.seat_of)(self.game_id, self.player_id)
-        if seat is None or self.role != "S":
+        if seat is None or self.role != "S" or self.closed:
             return
         if self.entered and not self.silent:
             await presence.leave(self.game_id, self.channel_name, self.role)
         self.role = seat.value
         logs.bind(seat=self.role)
-        if self.entered and not self.silent:
+        if self.entered and not self.silent and not self.closed:
+            presence.keeper().keep(self.game_id, self.channel_name, self.role)
             await presence.refresh(self.game_id, self.channel_name, self.role)
             self.announce()
         await self._resync()
@@ -595,7 +606,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         also have lost this socket's presence (a restart): it is written again at once, not at
         the page's next ping."""
         in_background(self._resync())
-        if self.entered and not self.silent:
+        if self.entered and not self.silent and not self.closed:
             in_background(presence.refresh(self.game_id, self.channel_name, self.role))
 
     async def _resync(self) -> None:

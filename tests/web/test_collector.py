@@ -28,6 +28,7 @@ for item in junk:
     item.append(item)          # cycles, which only the collector frees
 del junk
 gc.collect()
+collector.flush()
 count = REGISTRY.get_sample_value("checkers_gc_pause_seconds_count", {{"generation": "2"}})
 print(json.dumps({{"threshold": gc.get_threshold(), "frozen_before": before, "frozen": gc.get_freeze_count(),
                   "first": first, "second": second, "full_collections_timed": count}}))

@@ -5,19 +5,14 @@ pings renew anything, and a closed socket is renewed no more.  Real Redis; short
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
-from channels.db import database_sync_to_async
 
-from game.round import actions, presence
+from game.round import presence
+from tests.web.test_socket_entries import start_game
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
-
-
-async def start_game(black, white) -> str:
-    game = await database_sync_to_async(actions.create_game)(black.player_id, black.name, "B")
-    await database_sync_to_async(actions.join_game)(game.id, white.player_id, white.name)
-    return game.id
 
 
 @pytest.fixture
@@ -63,3 +58,19 @@ async def test_the_renewal_of_many_sockets_goes_in_batches(alice, bob, short_liv
         assert (await presence.audience(other))["online"] == {"B": False, "W": True}
     for comm, _ in watchers:
         await comm.disconnect()
+
+
+async def test_a_renewal_that_reaches_redis_after_the_leave_does_not_bring_the_entry_back(alice, bob):
+    """The process's renewal of a batch of entries crosses a socket's leave: the leave wins, and the
+    entry is not written again for another minute."""
+    game_id = await start_game(alice, bob)
+    entry = (game_id, "renewed-after-leave", "B")
+    presence.keeper().keep(*entry)
+    await presence.refresh(*entry)
+    assert (await presence.audience(game_id))["online"]["B"] is True
+    await presence.leave(game_id, "renewed-after-leave", "B")
+    assert "renewed-after-leave" not in presence.keeper().entries
+    pipe = presence._client().pipeline(transaction=False)
+    presence._write(pipe, [entry], time.time(), renew=True)     # the renewal, sent before the leave
+    await pipe.execute()
+    assert (await presence.audience(game_id))["online"]["B"] is False
