@@ -143,10 +143,18 @@ def line_payload(line: ChatLine) -> dict[str, Any]:
 def history(game: Game, seat: Color | None) -> dict[str, list[dict[str, Any]]]:
     """The last :data:`HISTORY_LINES` lines of each room a viewer in ``seat`` reads
     (:func:`readable_rooms`), oldest first: ``{room: [line_payload, ...]}`` (one query a room)."""
+    return histories(game, [seat])
+
+
+def histories(game: Game, seats: list[Color | None]) -> dict[str, list[dict[str, Any]]]:
+    """:func:`history` for viewers in each of ``seats`` together: the last lines of every room one
+    of them reads, each room read once."""
     found: dict[str, list[dict[str, Any]]] = {}
-    for room in readable_rooms(game, seat):
-        rows = list(ChatLine.objects.filter(game_id=game.id, room=room).order_by("-id")[:HISTORY_LINES])
-        found[room] = [line_payload(line) for line in reversed(rows)]
+    for seat in seats:
+        for room in readable_rooms(game, seat):
+            if room not in found:
+                rows = list(ChatLine.objects.filter(game_id=game.id, room=room).order_by("-id")[:HISTORY_LINES])
+                found[room] = [line_payload(line) for line in reversed(rows)]
     return found
 
 

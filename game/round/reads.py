@@ -3,6 +3,7 @@ lookups, the version, the PDN text, the live games list, fair-play checks."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -37,6 +38,41 @@ def snapshot(game_id: str, player_id: str | None) -> events.Snapshot:
                            forecast=forecasts.lines_for(game, player_id))
 
 
+def seat_snapshots(game_id: str) -> tuple[dict[str | None, events.Snapshot], tuple[str | None, str | None, int]]:
+    """Every viewer's :func:`snapshot` of a game from one read of it: ``({seat: snapshot},
+    (black player id, white player id, version))``, the snapshots keyed by seat letter (``"B"``,
+    ``"W"``: a seat someone holds; a player holding both has the ``"B"`` one, as
+    :meth:`Game.seat_of <game.models.Game.seat_of>` seats them) and None for spectators, and the
+    seats and version of the same row.  One read of the game, one of its moves, one of each chat
+    room someone reads and, in a correspondence game, one of each seat's forecast: a process whose
+    sockets of a game open together reads it once, not once a socket
+    (:mod:`game.round.snapshots`).
+
+    Raises :class:`ActionError` ``no_such_game``.
+    """
+    try:
+        game = Game.objects.get(pk=game_id)
+    except Game.DoesNotExist:
+        raise no_such_game() from None
+    rows = list(game.move_set.filter(ply__lte=game.ply).order_by("ply").values_list("notation", "fen_after"))
+    viewers: dict[Color | None, str | None] = {None: None}
+    if game.black_player:
+        viewers[Color.BLACK] = game.black_player
+    if game.white_player and game.white_player != game.black_player:
+        viewers[Color.WHITE] = game.white_player
+    lines = chat.histories(game, list(viewers))
+    first = events.snapshot(game, store.current_record(game, rows), [notation for notation, _ in rows],
+                            [fen for _, fen in rows], you=None,
+                            chat={room: lines[room] for room in chat.readable_rooms(game, None)})
+    found: dict[str | None, events.Snapshot] = {None: first}
+    for seat, player_id in viewers.items():
+        if seat is not None:
+            found[seat.value] = dataclasses.replace(
+                first, you=seat.value, chat={room: lines[room] for room in chat.readable_rooms(game, seat)},
+                forecast=forecasts.lines_for(game, player_id))
+    return found, (game.black_player, game.white_player, game.version)
+
+
 def seat_of(game_id: str, player_id: str | None) -> Color | None:
     """The seat ``player_id`` holds in game ``game_id``, read without locking
     the game; None for a spectator, no player id or no such game.
@@ -55,14 +91,6 @@ def seat_of(game_id: str, player_id: str | None) -> Color | None:
 def version(game_id: str) -> int | None:
     """The game's version (``v`` of its last event), or None when there is no such game."""
     return Game.objects.filter(pk=game_id).values_list("version", flat=True).first()
-
-
-def seats_and_version(game_id: str) -> tuple[str | None, str | None, int] | None:
-    """``(black player id, white player id, version)`` of a game (a seat's id is None or empty
-    while free), or None when there is no such game: for :mod:`game.round.snapshots`, which keeps
-    snapshots by seat."""
-    row = Game.objects.filter(pk=game_id).values_list("black_player", "white_player", "version").first()
-    return (row[0], row[1], row[2]) if row is not None else None
 
 
 def game_pdn(game_id: str, site: str) -> str:

@@ -204,12 +204,7 @@ class SnapshotCache:
 
     @staticmethod
     def _seat(entry: _Game, player_id: str | None) -> str | None:
-        seats = entry.seats or ("", "")
-        if player_id and player_id == seats[0]:
-            return "B"
-        if player_id and player_id == seats[1]:
-            return "W"
-        return None
+        return _seat_of(entry.seats or ("", ""), player_id)
 
     def _done(self, entry: _Game, done: asyncio.Future[None]) -> None:
         if entry.loading is done:
@@ -217,21 +212,23 @@ class SnapshotCache:
         done.set_result(None)
 
     async def _read(self, game_id: str, entry: _Game, player_id: str | None) -> _Shot:
-        """Read ``player_id``'s snapshot and the seats, and keep it when it is the newest version."""
+        """Read every seat's snapshot of the game in one go (:func:`game.round.reads.seat_snapshots`),
+        keep them when they are the newest version, and return ``player_id``'s."""
         done = entry.loading = asyncio.get_running_loop().create_future()
         try:
             self.reads += 1
             lines_before = entry.chat_lines
-            snapshot, seats = await in_db_thread(_snapshot_and_seats)(game_id, player_id)
-            shot = _Shot(snapshot, time.monotonic())
+            found, seats = await in_db_thread(reads.seat_snapshots)(game_id)
+            read_at = time.monotonic()
+            shots = {seat: _Shot(snapshot, read_at) for seat, snapshot in found.items()}
             # A chat line seen meanwhile leaves the version alone but may be missing from this read.
-            if (self.games.get(game_id) is entry and seats is not None and seats[2] == snapshot.v
-                    and entry.chat_lines == lines_before):
-                self._learn(entry, snapshot.v)
-                if entry.version == snapshot.v:
+            v = seats[2]
+            if self.games.get(game_id) is entry and entry.chat_lines == lines_before:
+                self._learn(entry, v)
+                if entry.version == v:
                     entry.seats = (seats[0], seats[1])
-                    entry.shots[snapshot.you] = shot
-            return shot
+                    entry.shots.update(shots)
+            return shots[_seat_of((seats[0], seats[1]), player_id)]
         except BaseException:
             if self.games.get(game_id) is entry and entry.version < 0:
                 del self.games[game_id]
@@ -260,6 +257,11 @@ class SnapshotCache:
         return Copy(snapshot.you, text, payload["state"])
 
 
-def _snapshot_and_seats(game_id: str, player_id: str | None
-                        ) -> tuple[events.Snapshot, tuple[str | None, str | None, int] | None]:
-    return reads.snapshot(game_id, player_id), reads.seats_and_version(game_id)
+def _seat_of(seats: tuple[str | None, str | None], player_id: str | None) -> str | None:
+    """The seat letter ``player_id`` holds among ``seats`` (black's id, white's id), None for
+    a spectator; black first, as :meth:`game.models.Game.seat_of` seats a player holding both."""
+    if player_id and player_id == seats[0]:
+        return "B"
+    if player_id and player_id == seats[1]:
+        return "W"
+    return None

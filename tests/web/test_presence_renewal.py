@@ -74,3 +74,26 @@ async def test_a_renewal_that_reaches_redis_after_the_leave_does_not_bring_the_e
     presence._write(pipe, [entry], time.time(), renew=True)     # the renewal, sent before the leave
     await pipe.execute()
     assert (await presence.audience(game_id))["online"]["B"] is False
+
+
+async def test_sockets_opening_together_write_their_entries_in_few_round_trips(alice, bob, monkeypatch):
+    """Sixty sockets' first writes at once: every entry is in Redis when its write returns, in a few
+    pipelines, not one each; a pipeline holds at most ``RENEW_BATCH`` of them."""
+    monkeypatch.setattr(presence, "RENEW_BATCH", 25)
+    games = [await start_game(alice, bob) for _ in range(20)]
+    pipelines = []
+    client = presence._client()
+    real = client.pipeline
+
+    def counted(*args, **kwargs):
+        pipelines.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(client, "pipeline", counted)
+    entries = [(game_id, f"together-{game_id}-{role}", role) for game_id in games for role in "BWS"]
+    await asyncio.gather(*(presence.refresh(*entry) for entry in entries))
+    assert 3 <= len(pipelines) <= 4      # 60 entries, 25 a pipeline; the first may go alone
+    for game_id in games:
+        assert await presence.audience(game_id) == {"spectators": 1, "online": {"B": True, "W": True}}
+    for game_id, channel_name, role in entries:
+        await presence.leave(game_id, channel_name, role)

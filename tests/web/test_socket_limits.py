@@ -126,13 +126,13 @@ async def test_sync_at_the_current_version_answers_synced_without_reading_the_mo
     a, snapshot = await alice.connect(game_id)
     b, _ = await bob.connect(game_id)
     snapshots = []
-    real = reads.snapshot
+    real = reads.seat_snapshots
 
     def counted(*args, **kwargs):
         snapshots.append(args)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(reads, "snapshot", counted)
+    monkeypatch.setattr(reads, "seat_snapshots", counted)
     await a.send_json_to({"type": "sync", "v": snapshot["v"]})
     assert await recv(a) == {"type": "synced", "v": snapshot["v"]}
     assert snapshots == []

@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 def db_reads(monkeypatch):
     """Every snapshot and version read from the database, counted (the real reads still run)."""
     counted: list[str] = []
-    for name in ("snapshot", "version", "seats_and_version"):
+    for name in ("snapshot", "seat_snapshots", "version"):
         real = getattr(reads, name)
 
         def spy(*args, _real=real, _name=name, **kwargs):
@@ -53,7 +53,8 @@ async def test_a_sync_flood_reads_the_database_once(alice, bob, carol, db_reads)
     assert [await recv(a) for _ in range(10)] == [{"type": "synced", "v": first["v"]}] * 10
     # Twenty snapshots and ten syncs: at most the spectator's one snapshot read (alice's was kept
     # when her socket opened), nothing for the versions.
-    assert db_reads[len(before):].count("snapshot") <= 1
+    assert db_reads[len(before):].count("seat_snapshots") <= 1
+    assert "snapshot" not in db_reads[len(before):]
     assert "version" not in db_reads[len(before):]
     for comm in (a, c):
         await comm.disconnect()
