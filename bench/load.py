@@ -61,6 +61,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import gc
 import http.client
 import http.cookiejar
 import ipaddress
@@ -359,10 +360,34 @@ def make_game_once(bases: list[str], index: int, spectators: int, time_control: 
 
 # ---------------------------------------------------------------------------------- the clients
 
+class ClientPauses:
+    """The bench client's own garbage-collection pauses inside the measured window: the client is
+    one process holding every simulated page, so a pause of its collector delays every frame it
+    reads and shows in the latencies as if the site were slow."""
+
+    def __init__(self, stats: "Stats"):
+        self.stats = stats
+        self.started = 0.0
+        self.pauses: dict[int, list[float]] = {0: [], 1: [], 2: []}
+
+    def __call__(self, phase: str, info: dict) -> None:
+        now = time.perf_counter()
+        if phase == "start":
+            self.started = now
+        elif self.stats.in_window(self.started):
+            self.pauses[info["generation"]].append(now - self.started)
+
+    def summary(self) -> dict:
+        return {str(gen): {"n": len(p), "total_ms": round(sum(p) * 1000, 1),
+                           "max_ms": round(max(p) * 1000, 1) if p else 0.0}
+                for gen, p in self.pauses.items()}
+
+
 class Stats:
     def __init__(self):
         self.window = (float("inf"), float("inf"))
         self.opponent: list[float] = []
+        self.opponent_at: list[float] = []      # when each opponent sample's move was sent
         self.spectator: list[float] = []
         self.accepted = 0
         self.moves_total = 0            # accepted moves at any time (warm-up included)
@@ -526,6 +551,7 @@ class Sock:
                     stats.spectator.append(now - sent)
                 else:
                     stats.opponent.append(now - sent)
+                    stats.opponent_at.append(sent)
             if self.role == mover and message["v"] == self.v + 1:
                 stats.moves_total += 1
                 if stats.in_window(now):
@@ -625,7 +651,11 @@ class Sock:
         sent = self.run.sent.get((self.game_id, ply))
         mover = "B" if ply % 2 else "W"
         if sent is not None and stats.in_window(sent):
-            (stats.spectator if self.role == "S" else stats.opponent).append(now - sent)
+            if self.role == "S":
+                stats.spectator.append(now - sent)
+            else:
+                stats.opponent.append(now - sent)
+                stats.opponent_at.append(sent)
         if self.role != "S" and self.role != mover:
             if stats.in_window(now):
                 stats.accepted += 1
@@ -679,6 +709,8 @@ async def play_run(args, run: Run, games: list[dict], meters: dict, sampler: Rss
             s.react()
     start = time.perf_counter() + args.warmup
     run.stats.window = (start, start + args.duration)
+    client_pauses = ClientPauses(run.stats)
+    gc.callbacks.append(client_pauses)
     await asyncio.sleep(args.warmup)
     if sampler is not None:
         sampler.phase = "window"
@@ -702,7 +734,12 @@ async def play_run(args, run: Run, games: list[dict], meters: dict, sampler: Rss
     for task in tasks:
         task.cancel()
     await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 60)
+    gc.callbacks.remove(client_pauses)
     st = run.stats
+    if args.latency_series:
+        with open(f"{args.latency_series}.{'relay' if run.relay else 'site'}.json", "w") as out_file:
+            json.dump([[round(at - start, 4), round(ms * 1000, 2)] for at, ms in zip(st.opponent_at, st.opponent)],
+                      out_file)
     sockets = len(socks)
     out = {
         "games": len(games),
@@ -714,6 +751,7 @@ async def play_run(args, run: Run, games: list[dict], meters: dict, sampler: Rss
         "moves_per_s": round(st.accepted / wall, 1),
         "games_with_moves": len(st.moving) if not run.relay else None,
         "opponent_ms": percentiles(st.opponent),
+        "client_gc": client_pauses.summary(),
         "spectator_ms": percentiles(st.spectator),
         "errors": sum(st.errors.values()),
         "errors_by_code": st.errors,
@@ -1084,6 +1122,8 @@ def main() -> None:
                         help="folder: start Daphne through bench/memprobe.py, which writes what each "
                              "process holds there (MEMPROBE_* in --server-env tune it)")
     parser.add_argument("--keep-logs", default="", help="copy the servers' logs to this folder")
+    parser.add_argument("--latency-series", help="file name stem: write each opponent latency with the time its "
+                        "move was sent, seconds from the start of the window, to STEM.site.json and STEM.relay.json")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--noisy-neighbour", action="store_true",
                         help="keep one core busy with a separate process for the whole run (site and relay)")

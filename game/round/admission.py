@@ -11,8 +11,8 @@ or the address ``GAME_SOCKETS_PER_ADDRESS`` (one atomic script);
 :func:`release` removes them when the socket closes.
 
 The server keeps its own sockets' entries, whatever the page sends: each
-process renews every entry of its open sockets every :data:`RENEW_EVERY_S`
-seconds (they live :data:`SOCKET_TTL_S`), so a page that stops its pings
+process renews every entry of its open sockets about every :data:`RENEW_EVERY_S`
+seconds, a slice with each heartbeat (they live :data:`SOCKET_TTL_S`), so a page that stops its pings
 still counts for every socket it holds.  And each process says it is alive
 in ``{<prefix>:sockets}:instances`` (its instance scored with the time its
 heartbeat expires, renewed every :data:`HEARTBEAT_S` seconds, living
@@ -43,6 +43,7 @@ from typing import Any
 from django.conf import settings
 
 from checkers_site import redis_cluster
+from game.round.rotation import Rotation
 from game.sockets import SocketRateLimit
 
 log = logging.getLogger(__name__)
@@ -167,8 +168,9 @@ def _instances_key() -> str:
 class Keeper:
     """This process's open sockets' entries (of one event loop: a server has one), kept alive by
     a heartbeat task while there are any: the process's heartbeat every :data:`HEARTBEAT_S`
-    seconds, every entry every :data:`RENEW_EVERY_S` seconds (and at once after Redis failed:
-    it may have lost them)."""
+    seconds, and with each heartbeat a slice of the entries, so that each is renewed about every
+    :data:`RENEW_EVERY_S` seconds (at most twice that; :class:`game.round.rotation.Rotation`), and
+    all of them at once after Redis failed (it may have lost them)."""
 
     def __init__(self) -> None:
         self.tickets: set[Ticket] = set()
@@ -186,20 +188,20 @@ class Keeper:
             self.task = None
 
     async def _beat(self) -> None:
-        renew_at = time.monotonic() + RENEW_EVERY_S
+        rotation: Rotation[Ticket] = Rotation(max(1, round(RENEW_EVERY_S / HEARTBEAT_S)))
         failing = False
         while self.tickets:
             await asyncio.sleep(HEARTBEAT_S)
             now = time.time()
-            renew = failing or time.monotonic() >= renew_at
+            renewed = (list(self.tickets) if failing
+                       else [ticket for ticket in rotation.next(self.tickets) if ticket in self.tickets])
             try:
                 pipe = _client().pipeline(transaction=False)
                 pipe.zadd(_instances_key(), {INSTANCE: now + INSTANCE_TTL_S})
-                if renew:
-                    for ticket in list(self.tickets):
-                        for key in ticket.keys:
-                            pipe.zadd(key, {ticket.socket_id: now + SOCKET_TTL_S})
-                            pipe.expire(key, SOCKET_TTL_S * 2)
+                for ticket in renewed:
+                    for key in ticket.keys:
+                        pipe.zadd(key, {ticket.socket_id: now + SOCKET_TTL_S})
+                        pipe.expire(key, SOCKET_TTL_S * 2)
                 await pipe.execute()
             except redis_cluster.ERRORS as exc:
                 if not failing:
@@ -207,8 +209,6 @@ class Keeper:
                 failing = True
                 continue
             failing = False
-            if renew:
-                renew_at = time.monotonic() + RENEW_EVERY_S
 
 
 _keepers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -6,9 +6,10 @@ scored with the time (Unix seconds) at which it expires.  A socket writes its
 entry when it opens (:func:`refresh`) and removes it when it closes, or when the
 page has been silent for 10 s (a network gone without a close frame:
 ``game.round.socket.SILENT_AFTER_S``: a socket's entry stands for a page that is
-heard); in between, its process renews the entries of all its sockets together
-every :data:`RENEW_EVERY_S` seconds (:class:`Keeper`: one round trip, where one
-per socket's ping cost a tenth of a busy process's time), and the entry of a
+heard); in between, its process renews the entries of all its sockets about
+every :data:`RENEW_EVERY_S` seconds (:class:`Keeper`: a slice of them at a time,
+in few round trips, where one per socket's ping cost a tenth of a busy
+process's time), and the entry of a
 socket whose server process died expires after :data:`VIEWER_TTL_S`.
 Every Daphne process shares the counts through Redis.
 
@@ -39,6 +40,7 @@ from redis.retry import Retry
 
 from checkers_site import redis_cluster
 from checkers_site.ops import metrics
+from game.round.rotation import Rotation
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +48,10 @@ log = logging.getLogger(__name__)
 VIEWER_TTL_S = 60
 #: Seconds between two renewals of this process's sockets' entries (:class:`Keeper`).
 RENEW_EVERY_S = 15.0
-#: Sockets renewed per round trip at most (a process with many sockets sends several pipelines).
+#: The renewals of a period are spread over this many turns, one slice of the sockets a turn
+#: (:class:`game.round.rotation.Rotation`): never one burst of all of them.
+RENEW_SLICES = 15
+#: Sockets renewed per round trip at most (a slice of many sockets goes in several pipelines).
 RENEW_BATCH = 500
 #: Seconds a game's last sightings are kept after the last refresh.
 SEEN_TTL_S = 30 * 86400
@@ -121,8 +126,10 @@ def _write(pipe: Any, entries: list[tuple[str, str, str]], now: float, renew: bo
 
 
 class Keeper:
-    """The entries of this process's open sockets (of one event loop: a server has one), renewed
-    together every :data:`RENEW_EVERY_S` seconds by a task that runs while there are any."""
+    """The entries of this process's open sockets (of one event loop: a server has one), each
+    renewed about every :data:`RENEW_EVERY_S` seconds (at most twice that) by a task that runs
+    while there are any: a :data:`RENEW_SLICES`-th of them every ``RENEW_EVERY_S / RENEW_SLICES``
+    seconds."""
 
     def __init__(self) -> None:
         #: channel name -> (game id, channel name, role)
@@ -144,9 +151,10 @@ class Keeper:
             self.task = None
 
     async def _renew(self) -> None:
+        rotation: Rotation[str] = Rotation(RENEW_SLICES)
         while self.entries:
-            await asyncio.sleep(RENEW_EVERY_S)
-            entries = list(self.entries.values())
+            await asyncio.sleep(RENEW_EVERY_S / RENEW_SLICES)
+            entries = [self.entries[name] for name in rotation.next(self.entries) if name in self.entries]
             for start in range(0, len(entries), RENEW_BATCH):
                 batch = [entry for entry in entries[start:start + RENEW_BATCH] if entry[1] in self.entries]
                 try:

@@ -97,3 +97,28 @@ async def test_sockets_opening_together_write_their_entries_in_few_round_trips(a
         assert await presence.audience(game_id) == {"spectators": 1, "online": {"B": True, "W": True}}
     for game_id, channel_name, role in entries:
         await presence.leave(game_id, channel_name, role)
+
+
+async def test_the_renewals_are_spread_over_the_period(alice, bob, monkeypatch):
+    """Thirty sockets written at the same moment: two periods later their entries were renewed in
+    slices at several moments, not all in one burst (which held the event loop while moves waited);
+    every one of them was renewed."""
+    monkeypatch.setattr(presence, "VIEWER_TTL_S", 10)
+    monkeypatch.setattr(presence, "RENEW_EVERY_S", 0.6)
+    monkeypatch.setattr(presence, "RENEW_SLICES", 3)
+    game_id = await start_game(alice, bob)
+    entries = [(game_id, f"spread-{i}", "S") for i in range(30)]
+    for entry in entries:
+        presence.keeper().keep(*entry)
+    await asyncio.gather(*(presence.refresh(*entry) for entry in entries))
+    client = presence._client()
+    written = dict(await client.zrange(presence._key(game_id), 0, -1, withscores=True))
+    assert len(set(written.values())) == 1          # one round trip wrote them all
+    await asyncio.sleep(1.3)
+    renewed = dict(await client.zrange(presence._key(game_id), 0, -1, withscores=True))
+    assert set(renewed) == set(written)
+    assert all(renewed[member] > written[member] for member in written)
+    assert len(set(renewed.values())) >= 3, sorted(set(renewed.values()))
+    assert max(sum(1 for s in renewed.values() if s == score) for score in renewed.values()) <= 10
+    for entry in entries:
+        await presence.leave(*entry)

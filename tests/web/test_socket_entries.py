@@ -73,3 +73,29 @@ async def test_the_sockets_of_a_dead_server_process_stop_counting(alice, bob):
     assert [await admitted(c) for c in back] == [True, True]
     for comm in (refused, *back):
         await comm.disconnect()
+
+
+@override_settings(GAME_SOCKETS_PER_SESSION=50, GAME_SOCKETS_PER_ADDRESS=0)
+async def test_the_entries_are_renewed_a_slice_with_each_heartbeat(alice, monkeypatch):
+    """Thirty sockets admitted together: two renewal periods later their entries were renewed at
+    several heartbeats, a slice each, not all in one pipeline; every one of them was renewed."""
+    monkeypatch.setattr(admission, "SOCKET_TTL_S", 10)
+    monkeypatch.setattr(admission, "RENEW_EVERY_S", 0.6)
+    monkeypatch.setattr(admission, "HEARTBEAT_S", 0.2)
+    tickets = []
+    for i in range(30):
+        ticket, refused = await admission.admit(f"slice-{i}", alice.player_id, None)
+        assert refused is None and ticket is not None
+        tickets.append(ticket)
+    key = tickets[0].keys[0]
+    client = admission._client()
+    written = dict(await client.zrange(key, 0, -1, withscores=True))
+    await asyncio.sleep(1.5)
+    renewed = dict(await client.zrange(key, 0, -1, withscores=True))
+    assert set(renewed) == set(written) and len(renewed) == 30
+    assert all(renewed[member] > written[member] for member in written)
+    moments = set(renewed.values())
+    assert len(moments) >= 3, sorted(moments)
+    assert max(sum(1 for s in renewed.values() if s == moment) for moment in moments) <= 10
+    for ticket in tickets:
+        await admission.release(ticket)
