@@ -365,7 +365,7 @@ class ClientPauses:
     one process holding every simulated page, so a pause of its collector delays every frame it
     reads and shows in the latencies as if the site were slow."""
 
-    def __init__(self, stats: "Stats"):
+    def __init__(self, stats: Stats):
         self.stats = stats
         self.started = 0.0
         self.pauses: dict[int, list[float]] = {0: [], 1: [], 2: []}
@@ -738,7 +738,7 @@ async def play_run(args, run: Run, games: list[dict], meters: dict, sampler: Rss
     st = run.stats
     if args.latency_series:
         with open(f"{args.latency_series}.{'relay' if run.relay else 'site'}.json", "w") as out_file:
-            json.dump([[round(at - start, 4), round(ms * 1000, 2)] for at, ms in zip(st.opponent_at, st.opponent)],
+            json.dump([[round(at - start, 4), round(ms * 1000, 2)] for at, ms in zip(st.opponent_at, st.opponent, strict=True)],
                       out_file)
     sockets = len(socks)
     out = {
