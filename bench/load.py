@@ -738,8 +738,8 @@ async def play_run(args, run: Run, games: list[dict], meters: dict, sampler: Rss
     st = run.stats
     if args.latency_series:
         with open(f"{args.latency_series}.{'relay' if run.relay else 'site'}.json", "w") as out_file:
-            json.dump([[round(at - start, 4), round(ms * 1000, 2)] for at, ms in zip(st.opponent_at, st.opponent, strict=True)],
-                      out_file)
+            series = zip(st.opponent_at, st.opponent, strict=True)
+            json.dump([[round(at - start, 4), round(ms * 1000, 2)] for at, ms in series], out_file)
     sockets = len(socks)
     out = {
         "games": len(games),
