@@ -35,7 +35,7 @@ What it does, in one process of plain asyncio (no uvloop), bounded in time:
    event and sends it after a think time drawn uniformly from 0.5-1.5 times ``--think`` (the first
    move of each game after 0-``--think`` s, so games do not move in step); 0 answers at once.
    Every socket sends the page's ``ping`` every ``--ping`` s (3, as the page; the first one at a random
-   moment).
+   moment, and each socket keeps its own phase, as a page's timer does).
    A finished game is followed by a rematch (both players send ``rematch_offer``) and all its
    sockets move to the new game, as the page's link does.  A gap in ``v`` is answered with
    ``sync``, as the page does.  After ``--warmup`` s it measures for ``--duration`` s: accepted
@@ -66,6 +66,7 @@ import http.client
 import http.cookiejar
 import ipaddress
 import json
+import math
 import os
 import random
 import re
@@ -460,6 +461,7 @@ class Sock:
         self.connect_time: float | None = None
         self.relay_ply = 0
         self.ping_handle = None
+        self.ping_at = 0.0                  # loop time the next ping is due
         self.tasks: set[asyncio.Future[None]] = set()  # closes and sends under way, kept until done
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
@@ -504,15 +506,24 @@ class Sock:
             self.first = True
 
     def schedule_ping(self, delay: float) -> None:
-        self.ping_handle = asyncio.get_running_loop().call_later(delay, self.ping)
+        loop = asyncio.get_running_loop()
+        self.ping_at = loop.time() + delay
+        self.ping_handle = loop.call_at(self.ping_at, self.ping)
 
     def ping(self) -> None:
         """The page's keep-alive (every 3 s; a socket silent for 10 s is closed), which also
-        refreshes the viewer's presence."""
+        refreshes the viewer's presence.  Each socket keeps its own phase, as a page's timer does:
+        the next ping is due an interval after this one was due, not after it was sent, so a pause
+        of this one client process (its collector, say) does not leave thousands of simulated pages
+        pinging in step from then on; pings a pause made late are not made up for."""
         if self.run.stopping:
             return
         self.send({"type": "ping"})
-        self.schedule_ping(self.run.args.ping)
+        loop, every = asyncio.get_running_loop(), self.run.args.ping
+        self.ping_at += every
+        if self.ping_at < loop.time():
+            self.ping_at += math.ceil((loop.time() - self.ping_at) / every) * every
+        self.ping_handle = loop.call_at(self.ping_at, self.ping)
 
     def mark_connected(self) -> None:
         if self.connect_time is None:
