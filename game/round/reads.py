@@ -21,17 +21,23 @@ from game.round.errors import no_such_game
 from game.rules import Color, ballots
 
 
+def _game_and_moves(game_id: str) -> tuple[Game, list[tuple[str, str]]]:
+    """The game and its stored ``(notation, fen_after)`` up to its ply, ply 1 first.  Raises
+    :class:`ActionError` ``no_such_game``."""
+    try:
+        game = Game.objects.get(pk=game_id)
+    except Game.DoesNotExist:
+        raise no_such_game() from None
+    return game, list(game.move_set.filter(ply__lte=game.ply).order_by("ply").values_list("notation", "fen_after"))
+
+
 def snapshot(game_id: str, player_id: str | None) -> events.Snapshot:
     """The ``snapshot`` for one viewer: the game's state, its move list, the viewer's seat and
     the last lines of the chat rooms the viewer reads (:func:`game.round.chat.history`).
 
     Raises :class:`ActionError` ``no_such_game``.
     """
-    try:
-        game = Game.objects.get(pk=game_id)
-    except Game.DoesNotExist:
-        raise no_such_game() from None
-    rows = list(game.move_set.filter(ply__lte=game.ply).order_by("ply").values_list("notation", "fen_after"))
+    game, rows = _game_and_moves(game_id)
     you = game.seat_of(player_id)
     return events.snapshot(game, store.current_record(game, rows), [notation for notation, _ in rows],
                            [fen for _, fen in rows], you=you, chat=chat.history(game, you),
@@ -50,11 +56,7 @@ def seat_snapshots(game_id: str) -> tuple[dict[str | None, events.Snapshot], tup
 
     Raises :class:`ActionError` ``no_such_game``.
     """
-    try:
-        game = Game.objects.get(pk=game_id)
-    except Game.DoesNotExist:
-        raise no_such_game() from None
-    rows = list(game.move_set.filter(ply__lte=game.ply).order_by("ply").values_list("notation", "fen_after"))
+    game, rows = _game_and_moves(game_id)
     viewers: dict[Color | None, str | None] = {None: None}
     if game.black_player:
         viewers[Color.BLACK] = game.black_player
