@@ -26,6 +26,25 @@ def after(fen: str, move: str) -> str:
     return position.play(position.parse_move(move)).fen()
 
 
+def shown(body, fen: str) -> None:
+    """Wait for the board to show ``fen`` with the server's answer about it (its legal moves).
+
+    The board shows a position it steps to at once and takes clicks on it once the server has
+    answered (``data-valid``); a click before that selects nothing, as for a player.
+    """
+    expect(body).to_have_attribute("data-fen", fen)
+    expect(body).to_have_attribute("data-valid", "1")
+
+
+def slow_answers(page: Page, ms: int = 300) -> None:
+    """Delay the server's answers about positions by ``ms`` ms, as on a slow link, so a test
+    that clicks before the board has its legal moves fails every time rather than now and then."""
+    page.add_init_script(
+        "(() => { const f = window.fetch; window.fetch = (u, o) => String(u).includes('/analysis/position')"
+        f" ? new Promise((r) => setTimeout(r, {ms})).then(() => f(u, o)) : f(u, o); }})()"
+    )
+
+
 def drag(page: Page, start: int, end: int) -> None:
     """Press on square ``start``, move in steps onto square ``end`` and let go."""
     a = page.locator(f"#sq-{start}").bounding_box()
@@ -38,6 +57,7 @@ def drag(page: Page, start: int, end: int) -> None:
 
 def test_analysis_board_picks_moves_by_clicks_and_drags(server, new_context):
     page = new_context().new_page()
+    slow_answers(page)
     page.goto(server.url + "/analysis?fen=" + quote(DOUBLE))
     body = page.locator("body")
     expect(page.locator("#analysis-status")).to_have_text("Black to move · 2 legal moves (a capture is compulsory)")
@@ -66,14 +86,14 @@ def test_analysis_board_picks_moves_by_clicks_and_drags(server, new_context):
 
     # The end of the only route ending there is enough.
     page.click("#undo")
-    expect(body).to_have_attribute("data-fen", Position.from_fen(DOUBLE).fen())
+    shown(body, Position.from_fen(DOUBLE).fen())
     page.locator("#sq-1").click()
     page.locator("#sq-17").click()
     expect(body).to_have_attribute("data-fen", after(DOUBLE, "1x10x17"))
 
     # Dragging: onto the first landing square, then on from there.
     page.click("#undo")
-    expect(body).to_have_attribute("data-fen", Position.from_fen(DOUBLE).fen())
+    shown(body, Position.from_fen(DOUBLE).fen())
     expect(page.locator("#board.interactive")).to_be_attached()
     drag(page, 1, 10)
     expect(page.locator("#sq-10")).to_have_class(has_class("route-tip"))
@@ -93,6 +113,7 @@ def test_analysis_board_steps_through_a_game_loaded_from_the_server(server, new_
     fens = [p.fen() for p in record.positions]  # fens[k]: after k plies
 
     page = new_context().new_page()  # a visitor, from the game's link
+    slow_answers(page)
     page.goto(server.url + "/analysis?game=" + quote(t.url))
     body = page.locator("body")
     expect(page.locator("#move-list button.ply")).to_have_text(OPENING)
@@ -125,7 +146,7 @@ def test_analysis_board_steps_through_a_game_loaded_from_the_server(server, new_
     expect(page.locator("#replay-prev")).to_be_disabled()
     expect(page.locator("#move-list .ply.current")).to_have_count(0)
     page.keyboard.press("ArrowRight")
-    expect(body).to_have_attribute("data-fen", fens[1])
+    shown(body, fens[1])
 
     # The game's own next move, played on the board, stays on the game...
     page.locator("#sq-22").click()
@@ -135,7 +156,7 @@ def test_analysis_board_steps_through_a_game_loaded_from_the_server(server, new_
     expect(page.locator("#move-list .ply.current")).to_have_text(OPENING[1])
     # ... and another one leaves it; Previous goes back to where it left, Take back too.
     page.keyboard.press("Home")
-    expect(body).to_have_attribute("data-fen", fens[0])
+    shown(body, fens[0])
     page.locator("#sq-9").click()
     page.locator("#sq-13").click()
     expect(body).to_have_attribute("data-fen", after(fens[0], "9-13"))
