@@ -9,6 +9,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.browser.seats import take_free_seat
 from tests.browser.test_live_game import click_move
 
 pytestmark = pytest.mark.usefixtures("fresh_rate_limits")
@@ -28,8 +29,7 @@ def open_game(page: Page, server, name: str) -> str:
 
 def join(page: Page, url: str, name: str) -> None:
     page.goto(url)
-    page.locator("#join-form").get_by_label("Your name").fill(name)
-    page.locator("#join-game").click()
+    take_free_seat(page, name)
     expect(page.locator("body")).to_have_attribute("data-you", "W")
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from playwright.sync_api import expect
 
 from game.rules import ballots
+from tests.browser.seats import take_free_seat
 from tests.browser.test_live_game import BOARD_JS, click_move, open_page
 
 SCREENSHOTS = Path(os.environ.get("BROWSER_SCREENSHOTS_DIR", "/tmp"))
@@ -32,8 +33,7 @@ def test_game_page_shows_the_ballot_and_play_goes_on_from_whites_move(new_contex
 
     bob = open_page(new_context, "bob")
     bob.page.goto(url)
-    bob.page.locator("#join-form").get_by_label("Your name").fill("bob")
-    bob.page.locator("#join-game").click()
+    take_free_seat(bob.page, "bob")
     carol = open_page(new_context, "carol")
     carol.page.goto(url)
     expected_board = {str(sq): piece for sq, piece in

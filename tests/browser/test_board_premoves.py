@@ -17,6 +17,7 @@ import statistics
 from playwright.sync_api import Page, expect
 
 from game.rules import Game
+from tests.browser.seats import take_free_seat
 
 #: Wraps the page's WebSocket: every frame in or out, with its time (ms since the epoch).
 FRAME_LOG_JS = """(() => {
@@ -84,8 +85,7 @@ def live_game(new_context, server, control="3+2") -> tuple[Page, Page, str]:
     url = alice.locator("#invite-url").input_value()
     bob = open_person(new_context)
     bob.goto(url)
-    bob.locator("#join-form").get_by_label("Your name").fill("bob")
-    bob.locator("#join-game").click()
+    take_free_seat(bob, "bob")
     for page in (alice, bob):
         expect(page.locator("body")).to_have_attribute("data-status", "active")
         expect(page.locator("#connection")).to_have_attribute("data-state", "open")

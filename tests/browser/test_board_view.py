@@ -14,6 +14,7 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 from game.rules import Game
+from tests.browser.seats import take_free_seat
 
 SCREENSHOTS = Path("/tmp")
 LANDSCAPE = {"width": 844, "height": 390}
@@ -44,8 +45,7 @@ def make_game(new_context, server, control="untimed", spectator=True, **options)
     url = alice.locator("#invite-url").input_value()
     bob = open_page(new_context, **options)
     bob.goto(url)
-    bob.locator("#join-form").get_by_label("Your name").fill("bob")
-    bob.locator("#join-game").click()
+    take_free_seat(bob, "bob")
     pages = [alice, bob]
     if spectator:
         carol = open_page(new_context)

@@ -69,6 +69,8 @@ def test_players_and_spectators_chat_in_their_own_rooms(new_context, server):
     expect(alice.locator("#chat-lines .chat-line.mine")).to_have_text(mine)
 
     say(carol, HOSTILE)
+    # Two sockets' lines are ordered by when the server stores them: dave speaks once carol's is in.
+    expect(dave.locator("#chat-lines .chat-line")).to_have_text([guest(HOSTILE)])
     say(dave, "   what a game   ")
     for page in (carol, dave):
         expect(page.locator("#chat-lines .chat-line")).to_have_text([guest(HOSTILE), guest("what a game")])

@@ -21,6 +21,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import Server
+from tests.browser.seats import take_free_seat
 
 #: Screenshots of the clocks go here when CHECKERS_SCREENSHOTS is set (a directory).
 SCREENSHOTS = os.environ.get("CHECKERS_SCREENSHOTS")
@@ -100,8 +101,7 @@ def start_game(new_context, server, control: str, custom: tuple[int, int] | None
 
     bob = person(new_context)
     bob.page.goto(url)
-    bob.page.locator("#join-form").get_by_label("Your name").fill("bob")
-    bob.page.locator("#join-game").click()
+    take_free_seat(bob.page, "bob")
     expect(bob.page.locator("body")).to_have_attribute("data-you", "W")
     carol = None
     if spectator:

@@ -8,6 +8,7 @@ import re
 
 from playwright.sync_api import expect
 
+from tests.browser.seats import take_free_seat
 from tests.browser.test_game_actions import Table, expect_board, new_page, play, positions_after, shot
 
 
@@ -22,8 +23,7 @@ def start_correspondence(server, new_context) -> Table:
     url = alice.locator("#invite-url").input_value()
     bob = new_page(new_context)
     bob.goto(url)
-    bob.fill("#id_name", "bob")
-    bob.click("#join-game")
+    take_free_seat(bob, "bob")
     expect(alice.locator("body[data-status=active][data-you=B]")).to_be_attached()
     carol = new_page(new_context)
     carol.goto(url)

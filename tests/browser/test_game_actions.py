@@ -20,6 +20,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from game.rules import Game
+from tests.browser.seats import take_free_seat
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Screenshots of each control state go here when CHECKERS_SCREENSHOTS is set (a directory).
@@ -91,8 +92,7 @@ def create_game(server, page: Page, name: str = "alice") -> str:
 
 def join_game(page: Page, url: str, name: str = "bob") -> None:
     page.goto(url)
-    page.fill("#id_name", name)
-    page.click("#join-game")
+    take_free_seat(page, name)
     expect(page.locator("body[data-status=active][data-you=W]")).to_be_attached()
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
+from tests.browser.seats import take_free_seat
+
 SCREENSHOTS = Path("/tmp")
 
 
@@ -51,7 +53,7 @@ def test_a_game_played_in_spanish(new_context, server):
     expect(bob.locator("#join-game")).to_have_text("Unirse a la partida")
     assert any(c["name"] == "django_language" and c["value"] == "es" for c in bob_context.cookies())
     bob.locator("#join-form").get_by_label("Tu nombre").fill("Bruno")
-    bob.locator("#join-game").click()
+    take_free_seat(bob)
     expect(bob.locator("body")).to_have_attribute("data-you", "W")
 
     for page in (alice, bob):

@@ -21,6 +21,7 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 from game.rules import Game, Termination, read_games
+from tests.browser.seats import take_free_seat
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SCREENSHOTS = Path("/tmp")
@@ -141,8 +142,7 @@ def start_game(new_context, server, spectators=("carol",)) -> Table:
     bob = open_page(new_context, "bob")
     bob.page.goto(url)
     expect(bob.page.locator("#join-form")).to_be_visible()
-    bob.page.locator("#join-form").get_by_label("Your name").fill("bob")
-    bob.page.locator("#join-game").click()
+    take_free_seat(bob.page, "bob")
     expect(bob.page.locator("body")).to_have_attribute("data-you", "W")
     for person in (alice, bob):
         expect(person.page.locator("body")).to_have_attribute("data-status", "active")

@@ -25,6 +25,7 @@ import time
 from playwright.sync_api import Page, expect
 
 from game.rules import Game
+from tests.browser.seats import take_free_seat
 from tests.browser.test_live_game import dom_board, square
 
 
@@ -129,8 +130,7 @@ def _run_drop(new_context, server, relay: Relay) -> None:
     bob.on("websocket", lambda ws: ws.on(
         "framesent", lambda payload: pings.append(time.monotonic()) if '"ping"' in payload else None))
     bob.goto(server.url + game_path)
-    bob.locator("#join-form").get_by_label("Your name").fill("bob")
-    bob.locator("#join-game").click()
+    take_free_seat(bob, "bob")
     for page in (alice, bob):
         expect(page.locator("body")).to_have_attribute("data-status", "active")
         expect(page.locator("#connection")).to_have_attribute("data-state", "open")

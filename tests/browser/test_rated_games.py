@@ -13,6 +13,7 @@ import sys
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import ROOT
+from tests.browser.seats import take_free_seat
 
 PASSWORD = "Rated-Pass-2026!"
 CREATE_ACCOUNTS = """
@@ -64,7 +65,7 @@ def test_two_accounts_play_a_rated_game_and_both_see_the_rating_changes(server, 
     expect(carol.locator("#join-form")).to_have_count(0)
 
     bob.goto(url)
-    bob.click("#join-game")
+    take_free_seat(bob)
     for page, you in ((alice, "B"), (bob, "W")):
         expect(page.locator(f"body[data-status=active][data-you={you}]")).to_be_attached()
         # New players: 1500, provisional.

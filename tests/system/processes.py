@@ -58,8 +58,10 @@ class Process:
         raise NotImplementedError
 
     def start(self) -> None:
+        # Unbuffered, so the log read after a failure holds every line up to it.
+        env = {**(self.env if self.env is not None else os.environ), "PYTHONUNBUFFERED": "1"}
         with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(self.command(), cwd=ROOT, env=self.env, stdout=log,
+            self.proc = subprocess.Popen(self.command(), cwd=ROOT, env=env, stdout=log,
                                          stderr=subprocess.STDOUT,
                                          preexec_fn=self._limits if self.nofile is not None else None)
         wait_for_port(self.port, self.proc)
