@@ -82,12 +82,20 @@ class Server(Daphne):
         super().__init__(log_path, env)
         self.url = f"http://127.0.0.1:{self.port}"
 
+    def start(self) -> None:
+        """Start the server; while it runs, a failed test's folder keeps the tail of its log."""
+        super().start()
+        if self not in _servers:
+            _servers.append(self)
+
     def stop(self, kill: bool = False) -> None:
         """Stop the server: SIGTERM (a clean shutdown), or SIGKILL with ``kill=True`` (a crash)."""
         if kill:
             self.kill()
         else:
             super().stop()
+            if self in _servers:
+                _servers.remove(self)
 
 
 _servers: list[Server] = []
@@ -97,9 +105,7 @@ _servers: list[Server] = []
 def server(server_env, tmp_path_factory):
     srv = Server(server_env, tmp_path_factory.mktemp("daphne") / "daphne.log")
     srv.start()
-    _servers.append(srv)
     yield srv
-    _servers.remove(srv)
     srv.stop()
 
 
@@ -108,9 +114,7 @@ def own_server(server_env, tmp_path):
     """A server of the test's own (same database, another port), for tests that stop and restart it."""
     srv = Server(server_env, tmp_path / "daphne.log")
     srv.start()
-    _servers.append(srv)
     yield srv
-    _servers.remove(srv)
     srv.stop()
 
 
