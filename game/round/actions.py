@@ -26,7 +26,7 @@ from game.i18n import lazy_text
 from game.models import Game, Move
 from game.names import clean_name
 from game.ratings import games as ratings
-from game.round import drawer, events, store, takebacks
+from game.round import drawer, events, records, store, takebacks
 from game.round.clock import TimeControl, TimeControlError
 from game.round.errors import ActionError
 from game.round.progress import (
@@ -244,7 +244,7 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int,
                 return store_update(game, None, expiry_change(expiry))
             if game.turn is not seat:
                 raise ActionError("not_your_turn", _("It is your opponent's turn."))
-            record = store.current_record(game)
+            record = records.to_play(game)
             move = parse_move(record.position, text)
             record.play(move)
             ply = game.ply + 1
@@ -259,6 +259,7 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int,
             if record.outcome is not None:
                 changes.update(finished(record.outcome))
             store.bump(game, **changes)
+            records.keep_after_commit(game, record)
             return Progress(game, [events.move_event(game, record, move)])
     except IntegrityError:
         raise ActionError("stale", _("Another move was played first; your board has been refreshed.")) from None

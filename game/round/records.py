@@ -1,0 +1,73 @@
+"""The rules' record of each game this process played a move of, kept for the game's next move.
+
+Before a move, :func:`game.round.store.current_record` rebuilds the record from the last capture
+or man move on: it reads those plies and replays them, each checked by the rules.  In an
+endgame of kings that is up to 79 plies read and replayed for every move, the same ones again
+and again.  A game's sockets are served by one process (the site's routing), so the process
+that played a game's last move is nearly always the one that plays its next: it keeps the
+record it played that move on, under the version the move gave the game, and uses it for the
+next move when the game still has that version.
+
+The version (``Game.version``) goes up with every change of the game, whichever process makes
+it, so a record kept under an older version is never used: a takeback, a draw offer or a move
+played elsewhere in between, and the record is rebuilt.  A record is kept only once its move's
+transaction has committed (:func:`keep_after_commit`), and taken out while a move is played on
+it, so a move that fails leaves nothing behind.  At most :data:`KEPT` games, the least recently
+moved dropped first; a finished game's record is not kept.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from django.db import transaction
+
+from game import rules
+from game.models import Game
+from game.round import store
+
+#: Games whose record a process keeps at most (each a few kilobytes: up to 80 positions).
+KEPT = 2048
+
+_kept: OrderedDict[str, tuple[int, rules.Game]] = OrderedDict()
+_lock = threading.Lock()
+
+
+def to_play(game: Game) -> rules.Game:
+    """The record of ``game`` (a row just loaded for a move) to play its next move on: the one
+    kept after its last move here, if the game's version is still the one that move gave it,
+    else :func:`game.round.store.current_record` (which reads the database).  Either way the
+    record is the caller's to change; nothing is kept until :func:`keep_after_commit`."""
+    with _lock:
+        kept = _kept.pop(game.pk, None)
+    if kept is not None and kept[0] == game.version:
+        return kept[1]
+    return store.current_record(game)
+
+
+def keep_after_commit(game: Game, record: rules.Game) -> None:
+    """Keep ``record`` for the next move of ``game`` once the current transaction commits, under
+    the game's version now (after the move's update).  Nothing is kept if it rolls back, or if
+    the game is over.  After a capture or a man move the record kept starts from its position,
+    as :func:`game.round.store.current_record` would start it."""
+    if record.is_over:
+        return
+    if record.no_progress_plies == 0 and record.ply:
+        record = rules.Game(record.position)
+    game_id, version = game.pk, game.version
+    transaction.on_commit(lambda: _keep(game_id, version, record))
+
+
+def _keep(game_id: str, version: int, record: rules.Game) -> None:
+    with _lock:
+        _kept[game_id] = (version, record)
+        _kept.move_to_end(game_id)
+        while len(_kept) > KEPT:
+            _kept.popitem(last=False)
+
+
+def forget() -> None:
+    """Drop every kept record (as a process that starts has none): for tests and benchmarks."""
+    with _lock:
+        _kept.clear()
