@@ -249,7 +249,6 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int,
             record.play(move)
             ply = game.ply + 1
             fen = record.position.fen()
-            store.insert_move(game, ply, str(move), fen)
             changes = {"fen": fen, "ply": ply, "no_progress": record.no_progress_plies,
                        "position_version": game.version + 1, "turn_started_at": now,
                        **clock_fields(clock.after_move(arrived_at))}
@@ -258,7 +257,7 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int,
             changes.update(takebacks.after_move(game, seat, ply))
             if record.outcome is not None:
                 changes.update(finished(record.outcome))
-            store.bump(game, **changes)
+            store.insert_move_and_bump(game, (ply, str(move), fen), changes)
             records.keep_after_commit(game, record)
             return Progress(game, [events.move_event(game, record, move)])
     except IntegrityError:

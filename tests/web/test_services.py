@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from django.db import connection, transaction
 from django.db.transaction import TransactionManagementError
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from game.models import Game, Move
@@ -169,6 +170,40 @@ def test_a_second_move_for_a_stored_ply_is_stale():
     assert exc.value.code == "stale"
     game.refresh_from_db()
     assert (game.ply, game.version, game.move_set.count()) == (0, 0, 1)
+
+
+def test_a_move_locks_then_stores_its_ply_and_the_game_in_one_statement_on_postgresql():
+    game = actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
+    version = actions.play_move(game.id, ALICE, "11-15", game.version).game.version
+    with CaptureQueriesContext(connection) as queries:
+        actions.play_move(game.id, BOB, "22-18", version)
+    sent = [q["sql"].split()[0] for q in queries.captured_queries]
+    if connection.vendor == "postgresql":
+        assert sent == ["BEGIN", "SELECT", "WITH", "COMMIT"]
+        assert "INSERT INTO" in queries.captured_queries[2]["sql"]
+    else:
+        assert sent == ["BEGIN", "SELECT", "INSERT", "UPDATE", "COMMIT"]
+    game.refresh_from_db()
+    assert (game.ply, game.version) == (2, version + 1)
+    assert list(game.move_set.values_list("ply", "notation")) == [(1, "11-15"), (2, "22-18")]
+
+
+def test_a_move_whose_version_moved_meanwhile_stores_no_ply(monkeypatch):
+    """The conditional update finds no row: the ply inserted with it goes with the rollback (and
+    so does the other write, made here in the same transaction)."""
+    game = actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
+    update = store._update
+
+    def someone_wrote_first(conn, sql, loaded, changes):
+        Game.objects.filter(pk=loaded.pk).update(version=loaded.version + 7)
+        return update(conn, sql, loaded, changes)
+
+    monkeypatch.setattr(store, "_update", someone_wrote_first)
+    with pytest.raises(errors.ActionError) as exc:
+        actions.play_move(game.id, ALICE, "11-15", game.version)
+    assert exc.value.code == "stale"
+    game.refresh_from_db()
+    assert (game.ply, game.version, game.move_set.count()) == (0, 0, 0)
 
 
 def test_moves_are_stored_as_the_orm_stores_them(monkeypatch):
