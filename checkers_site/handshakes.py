@@ -46,8 +46,16 @@ def refusal_reason(message: dict[str, Any], accepted: bool) -> str | None:
     return message.get("reason") or meaning or "refused"
 
 
+#: The scope key under which :class:`HandshakeLog` leaves the server's own ``send``: a consumer
+#: sends its text frames (``websocket.send``) there, past the middlewares in between, which
+#: look only at other messages (the sessions' middleware at HTTP responses, this one at
+#: accepts and closes) but cost their checks on every frame.
+FRAME_SEND = "checkers.frame_send"
+
+
 class HandshakeLog:
-    """ASGI middleware around the websocket application: logs each refusal (see the module docstring)."""
+    """ASGI middleware around the websocket application: logs each refusal (see the module
+    docstring), and gives the application the server's ``send`` for its frames (:data:`FRAME_SEND`)."""
 
     def __init__(self, application):
         self.application = application
@@ -79,4 +87,4 @@ class HandshakeLog:
                 message = {k: v for k, v in message.items() if k != "reason"}
             await send(message)
 
-        return await self.application(scope, receive, watching)
+        return await self.application(dict(scope, **{FRAME_SEND: send}), receive, watching)

@@ -16,9 +16,9 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
@@ -27,6 +27,7 @@ from django.db import DatabaseError
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from checkers_site.handshakes import FRAME_SEND
 from checkers_site.keepalive import Keepalive, of_scope
 from checkers_site.ops import logs, metrics
 from game import http_limits
@@ -424,7 +425,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             # admission.Keeper), not by each ping (every 3 s, so that a silent page is noticed).
             # Behind the site's transport most pings never come here (checkers_site.keepalive).
             try:
-                await self.send(text_data=PONG)
+                await self.send_text(PONG)
             except Exception as exc:  # noqa: BLE001 - the socket closed meanwhile: nothing to answer
                 log.debug("could not answer a ping on a closing socket: %s", exc)
         elif isinstance(message, Sync):
@@ -529,7 +530,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
 
     async def send_copy(self, snapshot: snapshots.Copy) -> None:
         """Send a snapshot already encoded for this socket and follow the clock of its state."""
-        await self.send(text_data=snapshot.text)
+        await self.send_text(snapshot.text)
         self.follow_clock(events.follow_of(snapshot.state))
 
     @contextlib.asynccontextmanager
@@ -562,7 +563,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         if text is None:
             return
         try:
-            await self.send(text_data=text)
+            await self.send_text(text)
         except Exception as exc:  # noqa: BLE001 - the page asks again when it sees a gap
             # Its disconnect still runs (hub and presence cleanup).
             log.debug("could not forward an event to a closing socket: %s", exc)
@@ -615,10 +616,20 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         except Exception as exc:  # noqa: BLE001 - the browser went away mid-send
             log.warning("could not resynchronise a socket of game %s: %s", self.game_id, exc)
 
+    async def send_text(self, text: str) -> None:
+        """Send one text frame, straight to the server (:data:`checkers_site.handshakes.FRAME_SEND`)
+        past the middlewares' checks of every message, or through them where the scope has no
+        such ``send`` (a consumer run without :class:`checkers_site.handshakes.HandshakeLog`)."""
+        frame_send = cast("Callable[[dict[str, Any]], Awaitable[None]] | None", self.scope.get(FRAME_SEND))
+        if frame_send is None:
+            await self.send(text_data=text)
+        else:
+            await frame_send({"type": "websocket.send", "text": text})
+
     async def send_message(self, message: dict[str, Any]) -> None:
         """Send one message to this socket only (an ``error``, ``pong``), encoded by
         :func:`game.round.events.encode`, its human texts in this socket's language."""
-        await self.send(text_data=events.encode(resolved(message, self.language)))
+        await self.send_text(events.encode(resolved(message, self.language)))
 
     async def send_event(self, event: events.Event) -> None:
         """Send ``event`` (this socket's copy of it, if it has one) and follow the clock of the
@@ -626,7 +637,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         payload = event.for_role(self.role)
         if payload is None:
             return
-        await self.send(text_data=events.encode(payload))
+        await self.send_text(events.encode(payload))
         state = payload.get("state")
         if state is not None:
             self.follow_clock(events.follow_of(state))

@@ -7,6 +7,7 @@ import logging
 
 import pytest
 from channels.db import database_sync_to_async
+from channels.sessions import InstanceSessionWrapper
 from channels.testing import WebsocketCommunicator
 from django.test import override_settings
 
@@ -81,3 +82,26 @@ async def test_an_accepted_socket_logs_no_refusal(caplog):
         await comm.receive_json_from(timeout=5)
         await comm.disconnect()
     assert not [r for r in caplog.records if r.name == "checkers_site.handshakes"]
+
+
+async def test_the_game_socket_sends_its_frames_past_the_session_middleware(monkeypatch):
+    """Text frames go to the server's own ``send`` (``FRAME_SEND``), which HandshakeLog leaves in the
+    scope; the accept and the close still pass through every middleware."""
+    through_sessions = []
+    original = InstanceSessionWrapper.send
+
+    async def counted(self, message):
+        through_sessions.append(message["type"])
+        return await original(self, message)
+
+    monkeypatch.setattr(InstanceSessionWrapper, "send", counted)
+    bob = make_browser("bob")
+    game = await database_sync_to_async(actions.create_game)(bob.player_id, "bob", "B")
+    comm = WebsocketCommunicator(application, f"/ws/game/{game.id}/", headers=bob.headers())
+    assert (await comm.connect(timeout=5))[0]
+    snapshot = await comm.receive_json_from(timeout=5)
+    assert snapshot["type"] == "snapshot"
+    await comm.send_json_to({"type": "ping"})
+    assert (await comm.receive_json_from(timeout=5))["type"] == "pong"
+    await comm.disconnect()
+    assert through_sessions == ["websocket.accept"]
