@@ -72,6 +72,9 @@ class _MovePathSql:
         self.insert_move = (
             f"INSERT INTO {qn(move_meta.db_table)} ({', '.join(qn(f.column) for f in self.move_fields)})"
             f" VALUES ({', '.join(['%s'] * len(self.move_fields))})")
+        #: Whether the move's INSERT can be the WITH clause of the game's UPDATE (PostgreSQL's
+        #: data-modifying WITH; SQLite has no such clause).
+        self.insert_with_update = conn.vendor == "postgresql"
 
 
 _move_path_sql: dict[str, _MovePathSql] = {}
@@ -176,10 +179,14 @@ def insert_move(game: Game, ply: int, notation: str, fen_after: str) -> None:
     Raises ``IntegrityError`` when the game has that ply already.
     """
     conn, sql = _connection()
-    move = Move(game=game, ply=ply, notation=notation, fen_after=fen_after)
-    params = [f.get_db_prep_save(f.pre_save(move, True), conn) for f in sql.move_fields]
     with conn.cursor() as cursor:
-        cursor.execute(sql.insert_move, params)
+        cursor.execute(sql.insert_move, _move_params(conn, sql, game, ply, notation, fen_after))
+
+
+def _move_params(conn: Any, sql: _MovePathSql, game: Game, ply: int, notation: str, fen_after: str) -> list[Any]:
+    """The values of :attr:`_MovePathSql.insert_move` for ply ``ply``, as the ORM stores them."""
+    move = Move(game=game, ply=ply, notation=notation, fen_after=fen_after)
+    return [f.get_db_prep_save(f.pre_save(move, True), conn) for f in sql.move_fields]
 
 
 def delete_moves(game: Game, from_ply: int) -> int:
@@ -229,14 +236,12 @@ def insert_move_and_bump(game: Game, played: tuple[int, str, str], changes: dict
     ``IntegrityError`` when the game has ply ``ply`` already, :class:`ActionError` ``stale``
     when the version moved (the inserted row goes with the transaction's rollback).
     """
-    ply, notation, fen_after = played
     conn, sql = _connection()
-    if conn.vendor != "postgresql":
-        insert_move(game, ply, notation, fen_after)
+    if not sql.insert_with_update:
+        insert_move(game, *played)
         bump(game, **changes)
         return
-    move = Move(game=game, ply=ply, notation=notation, fen_after=fen_after)
-    params = [f.get_db_prep_save(f.pre_save(move, True), conn) for f in sql.move_fields]
+    params = _move_params(conn, sql, game, *played)
     update, update_params = _update(conn, sql, game, changes)
     with conn.cursor() as cursor:
         cursor.execute(f"WITH inserted_move AS ({sql.insert_move}) {update}", params + update_params)

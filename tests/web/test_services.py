@@ -188,20 +188,16 @@ def test_a_move_locks_then_stores_its_ply_and_the_game_in_one_statement_on_postg
     assert list(game.move_set.values_list("ply", "notation")) == [(1, "11-15"), (2, "22-18")]
 
 
-def test_a_move_whose_version_moved_meanwhile_stores_no_ply(monkeypatch):
+def test_a_move_whose_version_moved_meanwhile_stores_no_ply():
     """The conditional update finds no row: the ply inserted with it goes with the rollback (and
     so does the other write, made here in the same transaction)."""
     game = actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
-    update = store._update
-
-    def someone_wrote_first(conn, sql, loaded, changes):
-        Game.objects.filter(pk=loaded.pk).update(version=loaded.version + 7)
-        return update(conn, sql, loaded, changes)
-
-    monkeypatch.setattr(store, "_update", someone_wrote_first)
-    with pytest.raises(errors.ActionError) as exc:
-        actions.play_move(game.id, ALICE, "11-15", game.version)
+    with pytest.raises(errors.ActionError) as exc, transaction.atomic():
+        loaded = store.load_for_update(game.id)
+        Game.objects.filter(pk=game.pk).update(version=loaded.version + 7)
+        store.insert_move_and_bump(loaded, (1, "11-15", game.fen), {"ply": 1})
     assert exc.value.code == "stale"
+    assert (loaded.ply, loaded.version) == (0, game.version)
     game.refresh_from_db()
     assert (game.ply, game.version, game.move_set.count()) == (0, 0, 0)
 
