@@ -220,48 +220,89 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int,
     Raises :class:`ActionError`: ``no_such_game``, ``not_seated``,
     ``not_started``, ``game_over``, ``bad_version``, ``stale``,
     ``not_your_turn``, ``malformed_move``, ``illegal_move``, ``ambiguous_move``.
+
+    Where it can (:func:`game.round.store.writes_unlocked`), a move in a game whose last move
+    this process played is decided on the row it kept then (:func:`game.round.records.take`)
+    and stored in one statement, without a row read and a transaction of its own
+    (:func:`game.round.store.move_if_unchanged`), provided the stored version is still that
+    row's.  Anything else (the version moved, a refusal, a clock run out, a move that ends a
+    rated game) is decided again the usual way: the row locked and read in a transaction.
     """
+    if store.writes_unlocked():
+        kept = records.take(game_id)
+        if kept is not None:
+            try:
+                played = _move(kept.game, kept.record, player_id, text, v, now, arrived_at)
+            except ActionError:
+                played = None
+            if played is not None:
+                return played
     try:
         with transaction.atomic():
-            game = store.load_for_update(game_id)
-            seat = game.seat_of(player_id)
-            if seat is None:
-                raise ActionError("not_seated", _("Only the seated players can move; you are watching."))
-            if game.status == Game.Status.WAITING:
-                raise ActionError("not_started", _("The game starts when your opponent joins."))
-            if game.is_over:
-                raise ActionError("game_over", _("The game is over."))
-            if v > game.version:
-                raise ActionError("bad_version", lazy_text(_("Version %(v)s is ahead of the game (%(version)s)."),
-                                                           v=v, version=game.version))
-            if v < game.position_version:
-                raise ActionError("stale", _("Your board was out of date; it has been refreshed."))
-            now = now or timezone.now()
-            arrived_at = min(arrived_at or now, now)
-            clock = game.clock
-            expiry = clock.expiry(arrived_at)
-            if expiry:
-                return store_update(game, None, expiry_change(expiry))
-            if game.turn is not seat:
-                raise ActionError("not_your_turn", _("It is your opponent's turn."))
-            record = records.to_play(game)
-            move = parse_move(record.position, text)
-            record.play(move)
-            ply = game.ply + 1
-            fen = record.position.fen()
-            changes = {"fen": fen, "ply": ply, "no_progress": record.no_progress_plies,
-                       "position_version": game.version + 1, "turn_started_at": now,
-                       **clock_fields(clock.after_move(arrived_at))}
-            if game.draw_offer_by not in (None, seat):
-                changes.update(drawer.declined(game, ply))
-            changes.update(takebacks.after_move(game, seat, ply))
-            if record.outcome is not None:
-                changes.update(finished(record.outcome))
-            store.insert_move_and_bump(game, (ply, str(move), fen), changes)
-            records.keep_after_commit(game, record)
-            return Progress(game, [events.move_event(game, record, move)])
+            played = _move(store.load_for_update(game_id), None, player_id, text, v, now, arrived_at)
+            assert played is not None
+            return played
     except IntegrityError:
         raise ActionError("stale", _("Another move was played first; your board has been refreshed.")) from None
+
+
+def _move(game: Game, record: rules.Game | None, player_id: str | None, text: str, v: int,
+          now: datetime | None, arrived_at: datetime | None) -> Progress | None:
+    """:func:`play_move` on ``game``: the row locked in the current transaction when ``record``
+    is None, else the row kept after the last move with its ``record``.  For the kept row, None
+    when the move must be decided on the locked row instead (a clock ran out, the move ends a
+    rated game, or the stored version moved)."""
+    locked = record is None
+    seat = game.seat_of(player_id)
+    if seat is None:
+        raise ActionError("not_seated", _("Only the seated players can move; you are watching."))
+    if game.status == Game.Status.WAITING:
+        raise ActionError("not_started", _("The game starts when your opponent joins."))
+    if game.is_over:
+        raise ActionError("game_over", _("The game is over."))
+    if v > game.version:
+        raise ActionError("bad_version", lazy_text(_("Version %(v)s is ahead of the game (%(version)s)."),
+                                                   v=v, version=game.version))
+    if v < game.position_version:
+        raise ActionError("stale", _("Your board was out of date; it has been refreshed."))
+    now = now or timezone.now()
+    arrived_at = min(arrived_at or now, now)
+    clock = game.clock
+    expiry = clock.expiry(arrived_at)
+    if expiry:
+        return store_update(game, None, expiry_change(expiry)) if locked else None
+    if game.turn is not seat:
+        raise ActionError("not_your_turn", _("It is your opponent's turn."))
+    if record is None:
+        record = records.to_play(game)
+    move = parse_move(record.position, text)
+    record.play(move)
+    ply = game.ply + 1
+    fen = record.position.fen()
+    changes = {"fen": fen, "ply": ply, "no_progress": record.no_progress_plies,
+               "position_version": game.version + 1, "turn_started_at": now,
+               **clock_fields(clock.after_move(arrived_at))}
+    if game.draw_offer_by not in (None, seat):
+        changes.update(drawer.declined(game, ply))
+    changes.update(takebacks.after_move(game, seat, ply))
+    if record.outcome is not None:
+        if not locked and game.rated:
+            return None  # the end of a rated game settles both ratings: in the locked row's transaction
+        changes.update(finished(record.outcome))
+    if locked:
+        store.insert_move_and_bump(game, (ply, str(move), fen), changes)
+    else:
+        try:
+            if not store.move_if_unchanged(game, (ply, str(move), fen), changes):
+                return None
+        except IntegrityError:
+            return None
+        except store.RowBusy:
+            if store.never_waits():
+                raise
+            return None  # the locked way waits for the row
+    records.keep_after_commit(game, record)
+    return Progress(game, [events.move_event(game, record, move)])
 
 
 def parse_move(position: rules.Position, text: str) -> rules.Move:

@@ -1,4 +1,4 @@
-"""The rules' record of each game this process played a move of, kept for the game's next move.
+"""The row and the rules' record of each game this process played a move of, kept for its next move.
 
 Before a move, :func:`game.round.store.current_record` rebuilds the record from the last capture
 or man move on: it reads those plies and replays them, each checked by the rules.  In an
@@ -14,12 +14,18 @@ played elsewhere in between, and the record is rebuilt.  A record is kept only o
 transaction has committed (:func:`keep_after_commit`), and taken out while a move is played on
 it, so a move that fails leaves nothing behind.  At most :data:`KEPT` games, the least recently
 moved dropped first; a finished game's record is not kept.
+
+The game's row as the move stored it is kept with the record: on PostgreSQL the next move is
+checked on that copy and written only if the stored version is still the copy's
+(:func:`game.round.store.move_if_unchanged`), without reading and locking the row first.
 """
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections import OrderedDict
+from typing import NamedTuple
 
 from django.db import transaction
 
@@ -30,7 +36,15 @@ from game.round import store
 #: Games whose record a process keeps at most (each a few kilobytes: up to 80 positions).
 KEPT = 2048
 
-_kept: OrderedDict[str, tuple[int, rules.Game]] = OrderedDict()
+class Kept(NamedTuple):
+    """What a process kept after a game's move: the game's row as stored then (a copy of its own)
+    and the rules' record at that row's version."""
+
+    game: Game
+    record: rules.Game
+
+
+_kept: OrderedDict[str, Kept] = OrderedDict()
 _lock = threading.Lock()
 
 
@@ -41,9 +55,18 @@ def to_play(game: Game) -> rules.Game:
     record is the caller's to change; nothing is kept until :func:`keep_after_commit`."""
     with _lock:
         kept = _kept.pop(game.pk, None)
-    if kept is not None and kept[0] == game.version:
-        return kept[1]
+    if kept is not None and kept.game.version == game.version:
+        return kept.record
     return store.current_record(game)
+
+
+def take(game_id: object) -> Kept | None:
+    """What was kept after the last move of the game ``game_id`` here, taken out (None if
+    nothing): the game's row as that move stored it and its record, both the caller's to change.
+    The row may be out of date: any change made since, here or elsewhere, advanced the stored
+    version past ``Kept.game.version``."""
+    with _lock:
+        return _kept.pop(game_id, None) if isinstance(game_id, str) else None
 
 
 def keep_after_commit(game: Game, record: rules.Game) -> None:
@@ -55,13 +78,14 @@ def keep_after_commit(game: Game, record: rules.Game) -> None:
         return
     if record.no_progress_plies == 0 and record.ply:
         record = rules.Game(record.position)
-    game_id, version = game.pk, game.version
-    transaction.on_commit(lambda: _keep(game_id, version, record))
+    kept = Kept(copy.copy(game), record)
+    transaction.on_commit(lambda: _keep(kept))
 
 
-def _keep(game_id: str, version: int, record: rules.Game) -> None:
+def _keep(kept: Kept) -> None:
+    game_id = kept.game.pk
     with _lock:
-        _kept[game_id] = (version, record)
+        _kept[game_id] = kept
         _kept.move_to_end(game_id)
         while len(_kept) > KEPT:
             _kept.popitem(last=False)

@@ -75,6 +75,14 @@ class _MovePathSql:
         #: Whether the move's INSERT can be the WITH clause of the game's UPDATE (PostgreSQL's
         #: data-modifying WITH; SQLite has no such clause).
         self.insert_with_update = conn.vendor == "postgresql"
+        #: The move's INSERT taking its values from a SELECT, to be followed by its FROM.
+        self.insert_move_select = (
+            f"INSERT INTO {qn(move_meta.db_table)} ({', '.join(qn(f.column) for f in self.move_fields)})"
+            f" SELECT {', '.join(['%s'] * len(self.move_fields))}")
+        #: The game's row locked NOWAIT if it still has a version (PostgreSQL).
+        self.lock_game_at_version = (
+            f"SELECT 1 FROM {self.game_table} WHERE {self.game_pk_column} = %s"
+            f" AND {self.game_version_column} = %s FOR UPDATE NOWAIT")
 
 
 _move_path_sql: dict[str, _MovePathSql] = {}
@@ -134,6 +142,11 @@ def without_waiting(func: Callable[P, R]) -> Callable[P, R]:
     return call
 
 
+def never_waits() -> bool:
+    """Whether this call runs within :func:`without_waiting`: a held row raises :class:`RowBusy`."""
+    return getattr(_not_waiting, "on", False)
+
+
 def load_for_update(game_id: object) -> Game:
     """The game ``game_id`` with its row locked until the transaction ends.
 
@@ -154,8 +167,7 @@ def load_for_update(game_id: object) -> Game:
         raise no_such_game()
     try:
         with conn.cursor() as cursor:
-            cursor.execute(sql.select_game_nowait if getattr(_not_waiting, "on", False)
-                           else sql.select_game, [key])
+            cursor.execute(sql.select_game_nowait if never_waits() else sql.select_game, [key])
             row = cursor.fetchone()
     except OperationalError as exc:
         if getattr(exc.__cause__, "sqlstate", None) == LOCK_NOT_AVAILABLE:
@@ -247,6 +259,48 @@ def insert_move_and_bump(game: Game, played: tuple[int, str, str], changes: dict
         cursor.execute(f"WITH inserted_move AS ({sql.insert_move}) {update}", params + update_params)
         updated = cursor.rowcount
     _updated(game, changes, updated)
+
+
+def writes_unlocked() -> bool:
+    """Whether a move may be written by :func:`move_if_unchanged` now: on PostgreSQL, outside
+    any transaction (an action that already holds the row writes through its transaction)."""
+    conn, sql = _connection()
+    return sql.insert_with_update and not conn.in_atomic_block
+
+
+def move_if_unchanged(game: Game, played: tuple[int, str, str], changes: dict[str, Any]) -> bool:
+    """Store ``played`` (ply, notation, FEN after it) and ``changes`` as :func:`insert_move_and_bump`
+    does, in one statement on its own (autocommit, no ``BEGIN``/``COMMIT``), if the stored game
+    still has ``game.version``; returns whether it did.
+
+    ``game`` is a copy of the row this process kept after the game's last change
+    (:func:`game.round.records.kept`), not a row read now.  Every change of a game advances its
+    version (:func:`bump`), so a row with the same version holds the same values: the move was
+    decided on what is stored.  The statement takes the row's lock ``NOWAIT``, updates it only at
+    that version and inserts the ply only if it updated it.  False, with nothing stored, when the
+    version moved; raises :class:`RowBusy` when another transaction holds the row (see
+    :func:`without_waiting`), ``IntegrityError`` when the game has ply ``ply`` already.  On
+    success ``game`` holds the stored values.  PostgreSQL only (:func:`writes_unlocked`).
+    """
+    conn, sql = _connection()
+    params = _move_params(conn, sql, game, *played)
+    update, update_params = _update(conn, sql, game, changes)
+    key = [update_params[-2], update_params[-1]]
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute(
+                f"WITH locked AS ({sql.lock_game_at_version}),"
+                f" updated AS ({update} AND EXISTS (SELECT 1 FROM locked) RETURNING 1)"
+                f" {sql.insert_move_select} FROM updated", key + update_params + params)
+            inserted = cursor.rowcount
+    except OperationalError as exc:
+        if getattr(exc.__cause__, "sqlstate", None) == LOCK_NOT_AVAILABLE:
+            raise RowBusy(game.pk) from exc
+        raise
+    if inserted != 1:
+        return False
+    _updated(game, changes, 1)
+    return True
 
 
 def _update(conn: Any, sql: _MovePathSql, game: Game, changes: dict[str, Any]) -> tuple[str, list[Any]]:

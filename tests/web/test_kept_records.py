@@ -5,13 +5,15 @@ Real database."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from game import rules
 from game.models import Game
-from game.round import actions, drawer, records
+from game.round import actions, drawer, errors, records, store
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -108,3 +110,131 @@ def test_a_capture_keeps_a_record_that_starts_from_it():
     game, statements = play(game.id, "32-27")
     assert reads_of_moves(statements) == 0
     assert game.no_progress == 1
+
+
+# The row kept with the record: on PostgreSQL a move after one played here is decided on it and
+# stored in one statement, as long as the stored version is still the kept row's.
+
+postgresql_only = pytest.mark.skipif("connection.vendor != 'postgresql'",
+                                     reason="moves are written without a transaction on PostgreSQL only")
+
+
+def test_a_move_after_one_played_here_is_one_statement_and_stores_what_the_locked_way_stores():
+    game_id = king_game()
+    first, statements = play(game_id, "1-6")
+    assert [sql.split()[0] for sql in statements][:2] == ["BEGIN", "SELECT"]
+    game, statements = play(game_id, "32-27")
+    if connection.vendor == "postgresql":
+        assert [sql.split()[0] for sql in statements] == ["WITH"]
+        assert "FOR UPDATE NOWAIT" in statements[0] and "INSERT INTO" in statements[0]
+    else:
+        assert [sql.split()[0] for sql in statements] == ["BEGIN", "SELECT", "INSERT", "UPDATE", "COMMIT"]
+    stored = Game.objects.get(pk=game_id)
+    assert (game.ply, game.version, game.fen) == (2, first.version + 1, "B:WK27:BK6")
+    assert (stored.ply, stored.version, stored.fen, stored.position_version) == (
+        2, first.version + 1, "B:WK27:BK6", first.version + 1)
+    assert stored.updated_at == game.updated_at and stored.turn_started_at == game.turn_started_at
+    assert list(stored.move_set.order_by("ply").values_list("ply", "notation")) == [(1, "1-6"), (2, "32-27")]
+
+
+def test_a_game_ended_elsewhere_refuses_the_move_kept_here():
+    """White resigns (any process: it leaves this process's kept row behind); Black's move is
+    then decided on the stored row: the game is over, and nothing is stored."""
+    game_id = king_game()
+    play(game_id, "1-6")
+    play(game_id, "32-27")
+    actions.resign(game_id, BOB)
+    with pytest.raises(errors.ActionError) as exc:
+        actions.play_move(game_id, ALICE, "6-1", Game.objects.get(pk=game_id).version)
+    assert exc.value.code == "game_over"
+    stored = Game.objects.get(pk=game_id)
+    assert (stored.status, stored.ply, stored.move_set.count()) == (Game.Status.FINISHED, 2, 2)
+
+
+def test_a_refused_move_leaves_the_game_as_it_was_and_the_next_one_plays():
+    game_id = king_game()
+    first, _ = play(game_id, "1-6")
+    for text, code in (("32-23", "illegal_move"), ("hello", "malformed_move")):
+        with pytest.raises(errors.ActionError) as exc:
+            actions.play_move(game_id, BOB, text, first.version)
+        assert exc.value.code == code
+    with pytest.raises(errors.ActionError) as exc:
+        actions.play_move(game_id, ALICE, "6-1", first.version)
+    assert exc.value.code == "not_your_turn"
+    stored = Game.objects.get(pk=game_id)
+    assert (stored.ply, stored.version, stored.move_set.count()) == (1, first.version, 1)
+    game, _ = play(game_id, "32-27")
+    assert (game.ply, game.fen) == (2, "B:WK27:BK6")
+
+
+def test_a_move_that_ends_a_game_from_a_kept_row_ends_it_as_the_locked_way_does():
+    game = actions.create_game(ALICE, "alice", "B", start_fen="B:W18:B10")
+    actions.join_game(game.id, BOB, "bob")
+    play(game.id, "10-14")
+    game, statements = play(game.id, "18x9")
+    if connection.vendor == "postgresql":
+        assert [sql.split()[0] for sql in statements] == ["WITH"]
+    stored = Game.objects.get(pk=game.id)
+    assert (stored.status, stored.result, stored.termination, stored.ply) == (
+        Game.Status.FINISHED, "0-1", game.termination, 2)
+    assert stored.finished_at is not None and stored.finished_at == stored.updated_at
+
+
+@postgresql_only
+def test_a_kept_move_on_a_row_held_elsewhere_is_busy_at_once_and_stores_nothing():
+    game_id = king_game()
+    first, _ = play(game_id, "1-6")
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        try:
+            with transaction.atomic():
+                store.load_for_update(game_id)
+                held.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        with pytest.raises(store.RowBusy):
+            store.without_waiting(actions.play_move)(game_id, BOB, "32-27", first.version)
+    finally:
+        release.set()
+        holder.join()
+    stored = Game.objects.get(pk=game_id)
+    assert (stored.ply, stored.version, stored.move_set.count()) == (1, first.version, 1)
+    game, _ = play(game_id, "32-27")
+    assert (game.ply, game.version) == (2, first.version + 1)
+
+
+def test_racing_moves_for_a_kept_row_land_once():
+    """Eight threads, each with its own connection, submit White's reply at once: one may take
+    the kept row, the others lock the stored one."""
+    game_id = king_game()
+    first, _ = play(game_id, "1-6")
+    barrier = threading.Barrier(8)
+    results = []
+
+    def submit(text):
+        try:
+            barrier.wait()
+            try:
+                actions.play_move(game_id, BOB, text, first.version)
+                results.append("ok")
+            except errors.ActionError as exc:
+                results.append(exc.code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=submit, args=(text,)) for text in ["32-27", "32-28"] * 4]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results.count("ok") == 1, results
+    assert set(results) - {"ok"} <= {"stale", "not_your_turn"}
+    stored = Game.objects.get(pk=game_id)
+    assert (stored.ply, stored.version, stored.move_set.count()) == (2, first.version + 1, 2)

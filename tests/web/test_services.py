@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from game.models import Game, Move
-from game.round import actions, drawer, errors, store
+from game.round import actions, drawer, errors, records, store
 from game.rules import Color
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -173,8 +173,11 @@ def test_a_second_move_for_a_stored_ply_is_stale():
 
 
 def test_a_move_locks_then_stores_its_ply_and_the_game_in_one_statement_on_postgresql():
+    """The first move of a game this process has played nothing of (its next ones:
+    ``tests/web/test_kept_records.py``)."""
     game = actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
     version = actions.play_move(game.id, ALICE, "11-15", game.version).game.version
+    records.forget()
     with CaptureQueriesContext(connection) as queries:
         actions.play_move(game.id, BOB, "22-18", version)
     sent = [q["sql"].split()[0] for q in queries.captured_queries]
