@@ -988,7 +988,8 @@ def redis_publishes(url: str) -> int:
 
 
 def events_read_by_process(ports: list[int], published: int) -> dict:
-    """Every Daphne's ``checkers_game_events_read_total`` (its sockets' games / others), and the
+    """Every Daphne's ``checkers_game_events_read_total`` (its sockets' games / others), its moves
+    stored by the row they were decided on (``checkers_moves_stored_total``: kept or locked), and the
     events read per event published during the run: 1.0 when each event is read by one process
     only; with a game's sockets spread over N processes, up to N."""
     per_process = []
@@ -999,7 +1000,10 @@ def events_read_by_process(ports: list[int], published: int) -> dict:
             per_process.append({"port": port, "error": str(exc)})
             continue
         found = dict(re.findall(r'^checkers_game_events_read_total\{wanted="(yes|no)"\} (\S+)$', text, re.M))
+        stored = dict(re.findall(r'^checkers_moves_stored_total\{row="(kept|locked)"\} (\S+)$', text, re.M))
         per_process.append({"port": port, "wanted": float(found.get("yes", 0)), "unwanted": float(found.get("no", 0)),
+                            "moves_on_kept_row": float(stored.get("kept", 0)),
+                            "moves_on_locked_row": float(stored.get("locked", 0)),
                             "gc": gc_pauses(text)})
     read = sum(p.get("wanted", 0) + p.get("unwanted", 0) for p in per_process)
     return {"per_process": per_process, "published": published,

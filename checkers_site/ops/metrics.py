@@ -84,6 +84,10 @@ moves_accepted = Counter("checkers_moves_accepted", "Moves played from a game so
 moves_refused = Counter("checkers_moves_refused", "Moves refused, by error code.", ["code"])
 move_seconds = Histogram("checkers_move_seconds", "A move's frame arriving to its events published.",
                          buckets=LATENCY_BUCKETS)
+moves_stored = Counter("checkers_moves_stored", "Moves stored, by the game row they were decided on: the one kept "
+                       "after the game's last move here (one statement) or the row locked and read.", ["row"])
+moves_on_kept_row = moves_stored.labels("kept")
+moves_on_locked_row = moves_stored.labels("locked")
 keepalives_answered = Counter("checkers_keepalives_answered", "Game pages' pings answered by the websocket transport.")
 gc_pause = Histogram("checkers_gc_pause_seconds", "Pauses of Python's garbage collector, by generation.",
                      ["generation"], buckets=GC_BUCKETS)

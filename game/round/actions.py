@@ -21,6 +21,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from checkers_site.ops import metrics
 from game import rules
 from game.i18n import lazy_text
 from game.models import Game, Move
@@ -291,6 +292,7 @@ def _move(game: Game, record: rules.Game | None, player_id: str | None, text: st
         changes.update(finished(record.outcome))
     if locked:
         store.insert_move_and_bump(game, (ply, str(move), fen), changes)
+        metrics.moves_on_locked_row.inc()
     else:
         try:
             if not store.move_if_unchanged(game, (ply, str(move), fen), changes):
@@ -301,6 +303,7 @@ def _move(game: Game, record: rules.Game | None, player_id: str | None, text: st
             if store.never_waits():
                 raise
             return None  # the locked way waits for the row
+        metrics.moves_on_kept_row.inc()
     records.keep_after_commit(game, record)
     return Progress(game, [events.move_event(game, record, move)])
 

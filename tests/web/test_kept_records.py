@@ -10,6 +10,7 @@ import threading
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
+from prometheus_client import REGISTRY
 
 from game import rules
 from game.models import Game
@@ -119,16 +120,26 @@ postgresql_only = pytest.mark.skipif("connection.vendor != 'postgresql'",
                                      reason="moves are written without a transaction on PostgreSQL only")
 
 
+def stored_by_row() -> tuple[float, float]:
+    """``checkers_moves_stored_total`` so far: moves decided on a kept row, on a locked row."""
+    return tuple(REGISTRY.get_sample_value("checkers_moves_stored_total", {"row": row}) or 0.0
+                 for row in ("kept", "locked"))
+
+
 def test_a_move_after_one_played_here_is_one_statement_and_stores_what_the_locked_way_stores():
     game_id = king_game()
+    kept, locked = stored_by_row()
     first, statements = play(game_id, "1-6")
     assert [sql.split()[0] for sql in statements][:2] == ["BEGIN", "SELECT"]
+    assert stored_by_row() == (kept, locked + 1)
     game, statements = play(game_id, "32-27")
     if connection.vendor == "postgresql":
         assert [sql.split()[0] for sql in statements] == ["WITH"]
         assert "FOR UPDATE NOWAIT" in statements[0] and "INSERT INTO" in statements[0]
+        assert stored_by_row() == (kept + 1, locked + 1)
     else:
         assert [sql.split()[0] for sql in statements] == ["BEGIN", "SELECT", "INSERT", "UPDATE", "COMMIT"]
+        assert stored_by_row() == (kept, locked + 2)
     stored = Game.objects.get(pk=game_id)
     assert (game.ply, game.version, game.fen) == (2, first.version + 1, "B:WK27:BK6")
     assert (stored.ply, stored.version, stored.fen, stored.position_version) == (
