@@ -292,7 +292,7 @@ def _move(game: Game, record: rules.Game | None, player_id: str | None, text: st
         changes.update(finished(record.outcome))
     if locked:
         store.insert_move_and_bump(game, (ply, str(move), fen), changes)
-        metrics.moves_on_locked_row.inc()
+        transaction.on_commit(metrics.moves_on_locked_row.inc)
     else:
         try:
             if not store.move_if_unchanged(game, (ply, str(move), fen), changes):
@@ -304,8 +304,10 @@ def _move(game: Game, record: rules.Game | None, player_id: str | None, text: st
                 raise
             return None  # the locked way waits for the row
         metrics.moves_on_kept_row.inc()
+    # The event first: once kept (at once, outside a transaction) the record is the next move's.
+    progress = Progress(game, [events.move_event(game, record, move)])
     records.keep_after_commit(game, record)
-    return Progress(game, [events.move_event(game, record, move)])
+    return progress
 
 
 def parse_move(position: rules.Position, text: str) -> rules.Move:

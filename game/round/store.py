@@ -263,9 +263,14 @@ def insert_move_and_bump(game: Game, played: tuple[int, str, str], changes: dict
 
 def writes_unlocked() -> bool:
     """Whether a move may be written by :func:`move_if_unchanged` now: on PostgreSQL, outside
-    any transaction (an action that already holds the row writes through its transaction)."""
+    any transaction (an action that already holds the row writes through its transaction).
+    Connects first when it may, so that the wait for a connection comes before the move's time
+    is taken, as the row lock's does on the locked way (that time is charged to nobody)."""
     conn, sql = _connection()
-    return sql.insert_with_update and not conn.in_atomic_block
+    if not sql.insert_with_update or conn.in_atomic_block:
+        return False
+    conn.ensure_connection()
+    return True
 
 
 def move_if_unchanged(game: Game, played: tuple[int, str, str], changes: dict[str, Any]) -> bool:
