@@ -299,10 +299,6 @@ def _move(game: Game, record: rules.Game | None, player_id: str | None, text: st
                 return None
         except IntegrityError:
             return None
-        except store.RowBusy:
-            if store.never_waits():
-                raise
-            return None  # the locked way waits for the row
         metrics.moves_on_kept_row.inc()
     # The event first: once kept (at once, outside a transaction) the record is the next move's.
     progress = Progress(game, [events.move_event(game, record, move)])

@@ -14,9 +14,10 @@ The rules' record of a stored game is rebuilt here too (:func:`current_record`,
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, ParamSpec, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, OperationalError, connections
@@ -69,20 +70,20 @@ class _MovePathSql:
         move_meta = Move._meta
         self.move_fields = [f for f in move_meta.local_concrete_fields
                             if f is not move_meta.auto_field and not f.generated]
-        self.insert_move = (
-            f"INSERT INTO {qn(move_meta.db_table)} ({', '.join(qn(f.column) for f in self.move_fields)})"
-            f" VALUES ({', '.join(['%s'] * len(self.move_fields))})")
+        insert_into = (f"INSERT INTO {qn(move_meta.db_table)}"
+                       f" ({', '.join(qn(f.column) for f in self.move_fields)})")
+        placeholders = ", ".join(["%s"] * len(self.move_fields))
+        self.insert_move = f"{insert_into} VALUES ({placeholders})"
         #: Whether the move's INSERT can be the WITH clause of the game's UPDATE (PostgreSQL's
         #: data-modifying WITH; SQLite has no such clause).
         self.insert_with_update = conn.vendor == "postgresql"
         #: The move's INSERT taking its values from a SELECT, to be followed by its FROM.
-        self.insert_move_select = (
-            f"INSERT INTO {qn(move_meta.db_table)} ({', '.join(qn(f.column) for f in self.move_fields)})"
-            f" SELECT {', '.join(['%s'] * len(self.move_fields))}")
-        #: The game's row locked NOWAIT if it still has a version (PostgreSQL).
+        self.insert_move_select = f"{insert_into} SELECT {placeholders}"
+        #: The game's row locked if it still has a version (PostgreSQL), and the same ``NOWAIT``.
         self.lock_game_at_version = (
             f"SELECT 1 FROM {self.game_table} WHERE {self.game_pk_column} = %s"
-            f" AND {self.game_version_column} = %s FOR UPDATE NOWAIT")
+            f" AND {self.game_version_column} = %s FOR UPDATE")
+        self.lock_game_at_version_nowait = self.lock_game_at_version + " NOWAIT"
 
 
 _move_path_sql: dict[str, _MovePathSql] = {}
@@ -147,6 +148,17 @@ def never_waits() -> bool:
     return getattr(_not_waiting, "on", False)
 
 
+@contextlib.contextmanager
+def _busy_when_held(key: str) -> Iterator[None]:
+    """Raise :class:`RowBusy` for the game ``key`` where a ``NOWAIT`` lock found its row held."""
+    try:
+        yield
+    except OperationalError as exc:
+        if getattr(exc.__cause__, "sqlstate", None) == LOCK_NOT_AVAILABLE:
+            raise RowBusy(key) from exc
+        raise
+
+
 def load_for_update(game_id: object) -> Game:
     """The game ``game_id`` with its row locked until the transaction ends.
 
@@ -165,14 +177,9 @@ def load_for_update(game_id: object) -> Game:
     key = stored_id(game_id)
     if key is None:
         raise no_such_game()
-    try:
-        with conn.cursor() as cursor:
-            cursor.execute(sql.select_game_nowait if never_waits() else sql.select_game, [key])
-            row = cursor.fetchone()
-    except OperationalError as exc:
-        if getattr(exc.__cause__, "sqlstate", None) == LOCK_NOT_AVAILABLE:
-            raise RowBusy(key) from exc
-        raise
+    with _busy_when_held(key), conn.cursor() as cursor:
+        cursor.execute(sql.select_game_nowait if never_waits() else sql.select_game, [key])
+        row = cursor.fetchone()
     if row is None:
         raise no_such_game()
     if sql.game_converters:
@@ -279,29 +286,26 @@ def move_if_unchanged(game: Game, played: tuple[int, str, str], changes: dict[st
     still has ``game.version``; returns whether it did.
 
     ``game`` is a copy of the row this process kept after the game's last change
-    (:func:`game.round.records.kept`), not a row read now.  Every change of a game advances its
+    (:func:`game.round.records.take`), not a row read now.  Every change of a game advances its
     version (:func:`bump`), so a row with the same version holds the same values: the move was
-    decided on what is stored.  The statement takes the row's lock ``NOWAIT``, updates it only at
-    that version and inserts the ply only if it updated it.  False, with nothing stored, when the
-    version moved; raises :class:`RowBusy` when another transaction holds the row (see
-    :func:`without_waiting`), ``IntegrityError`` when the game has ply ``ply`` already.  On
-    success ``game`` holds the stored values.  PostgreSQL only (:func:`writes_unlocked`).
+    decided on what is stored.  The statement locks the row only at that version (``NOWAIT``
+    within :func:`without_waiting`, as :func:`load_for_update`), updates it only then and inserts
+    the ply only if it updated it.  False, with nothing stored, when the version moved; raises
+    :class:`RowBusy` when another transaction holds the row (within :func:`without_waiting`),
+    ``IntegrityError`` when the game has ply ``ply`` already.  On success ``game`` holds the
+    stored values.  PostgreSQL only (:func:`writes_unlocked`).
     """
     conn, sql = _connection()
     params = _move_params(conn, sql, game, *played)
     update, update_params = _update(conn, sql, game, changes)
-    key = [update_params[-2], update_params[-1]]
-    try:
-        with conn.cursor() as cursor:
-            cursor.execute(
-                f"WITH locked AS ({sql.lock_game_at_version}),"
-                f" updated AS ({update} AND EXISTS (SELECT 1 FROM locked) RETURNING 1)"
-                f" {sql.insert_move_select} FROM updated", key + update_params + params)
-            inserted = cursor.rowcount
-    except OperationalError as exc:
-        if getattr(exc.__cause__, "sqlstate", None) == LOCK_NOT_AVAILABLE:
-            raise RowBusy(game.pk) from exc
-        raise
+    key = update_params[-2:]   # the id and the version its WHERE ends with
+    lock = sql.lock_game_at_version_nowait if never_waits() else sql.lock_game_at_version
+    with _busy_when_held(game.pk), conn.cursor() as cursor:
+        cursor.execute(
+            f"WITH locked AS ({lock}),"
+            f" updated AS ({update} AND EXISTS (SELECT 1 FROM locked) RETURNING 1)"
+            f" {sql.insert_move_select} FROM updated", key + update_params + params)
+        inserted = cursor.rowcount
     if inserted != 1:
         return False
     _updated(game, changes, 1)

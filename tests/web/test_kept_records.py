@@ -6,6 +6,7 @@ Real database."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from django.db import connection, transaction
@@ -135,7 +136,8 @@ def test_a_move_after_one_played_here_is_one_statement_and_stores_what_the_locke
     game, statements = play(game_id, "32-27")
     if connection.vendor == "postgresql":
         assert [sql.split()[0] for sql in statements] == ["WITH"]
-        assert "FOR UPDATE NOWAIT" in statements[0] and "INSERT INTO" in statements[0]
+        assert "FOR UPDATE" in statements[0] and "INSERT INTO" in statements[0]
+        assert "NOWAIT" not in statements[0]   # outside without_waiting, as load_for_update
         assert stored_by_row() == (kept + 1, locked + 1)
     else:
         assert [sql.split()[0] for sql in statements] == ["BEGIN", "SELECT", "INSERT", "UPDATE", "COMMIT"]
@@ -218,6 +220,35 @@ def test_a_kept_move_on_a_row_held_elsewhere_is_busy_at_once_and_stores_nothing(
     stored = Game.objects.get(pk=game_id)
     assert (stored.ply, stored.version, stored.move_set.count()) == (1, first.version, 1)
     game, _ = play(game_id, "32-27")
+    assert (game.ply, game.version) == (2, first.version + 1)
+
+
+@postgresql_only
+def test_a_kept_move_on_a_row_held_elsewhere_waits_outside_without_waiting():
+    game_id = king_game()
+    first, _ = play(game_id, "1-6")
+    held = threading.Event()
+
+    def hold():
+        try:
+            with transaction.atomic():
+                store.load_for_update(game_id)
+                held.set()
+                time.sleep(0.3)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        started = time.monotonic()
+        game, statements = play(game_id, "32-27")
+        waited = time.monotonic() - started
+    finally:
+        holder.join()
+    assert [sql.split()[0] for sql in statements] == ["WITH"]
+    assert waited >= 0.1, waited
     assert (game.ply, game.version) == (2, first.version + 1)
 
 
