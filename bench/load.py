@@ -18,8 +18,9 @@ What it does, in one process of plain asyncio (no uvloop), bounded in time:
    kept on disk), a fresh database (PostgreSQL from ``--database-url``, created and dropped; or
    SQLite with ``--sqlite``) and ``--daphnes`` Daphne processes, with the helpers of
    ``tests/system/processes.py``.  Server settings: ``DJANGO_DEBUG=0``, ``LOG_LEVEL=WARNING``, and
-   ``GAME_SOCKET_RATE_LIMIT`` raised to ``--rate-limit`` when the think time is under a second
-   (a player answering at once sends more than the default 30 a second); the figure printed says
+   ``GAME_SOCKET_RATE_LIMIT`` and ``GAME_SESSION_RATE_LIMIT`` raised to ``--rate-limit`` when the
+   think time is under a second (a player answering at once sends more than the default 30 and 40
+   a second); the figure printed says
    which limit the server had.  The limits on new games and on sockets per client address are
    off (``BENCH_LIMITS``; ``--site-limits`` keeps them): every simulated browser has the same address.
 2. Creates ``--games`` games the way the site does: the creator's browser GETs ``/`` and POSTs the
@@ -850,7 +851,8 @@ def start_site(args, stack: ExitStack, tmp: Path) -> tuple[list[int], list[int],
     env = site_env(database_url, redis_url, tmp / "static")
     env["LOG_LEVEL"] = "WARNING"
     if rate_limit(args) != "default":       # "default": the site's own setting
-        env["GAME_SOCKET_RATE_LIMIT"] = rate_limit(args)
+        # A session's own limit too: each simulated player is a session of one socket.
+        env["GAME_SOCKET_RATE_LIMIT"] = env["GAME_SESSION_RATE_LIMIT"] = rate_limit(args)
     if not getattr(args, "site_limits", False):
         env.update(BENCH_LIMITS)
     if args.memprobe:

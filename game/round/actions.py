@@ -14,13 +14,17 @@ once the transaction has committed.  A refused action raises
 
 from __future__ import annotations
 
+import logging
 import random
 from datetime import datetime
+from typing import Any, NamedTuple
 
+import psycopg
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from checkers_site import loopdb
 from checkers_site.ops import metrics
 from game import rules
 from game.i18n import lazy_text
@@ -28,7 +32,7 @@ from game.models import Game, Move
 from game.names import clean_name
 from game.ratings import games as ratings
 from game.round import drawer, events, records, store, takebacks
-from game.round.clock import TimeControl, TimeControlError
+from game.round.clock import Expiry, TimeControl, TimeControlError
 from game.round.errors import ActionError
 from game.round.progress import (
     Change,
@@ -41,6 +45,8 @@ from game.round.progress import (
     store_update,
 )
 from game.rules import Color, ballots
+
+log = logging.getLogger(__name__)
 
 #: A game may be aborted while the players have played fewer plies than this (a side has not moved
 #: yet); a 3-move ballot's plies are the site's, not theirs.
@@ -247,6 +253,15 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int,
         raise ActionError("stale", _("Another move was played first; your board has been refreshed.")) from None
 
 
+class _Decided(NamedTuple):
+    """A move checked and played on the rules' record, not stored yet."""
+
+    record: rules.Game
+    move: rules.Move
+    played: tuple[int, str, str]     # ply, notation, FEN after it
+    changes: dict[str, Any]          # the game's fields the move changes
+
+
 def _move(game: Game, record: rules.Game | None, player_id: str | None, text: str, v: int,
           now: datetime | None, arrived_at: datetime | None) -> Progress | None:
     """:func:`play_move` on ``game``: the row locked in the current transaction when ``record``
@@ -254,6 +269,79 @@ def _move(game: Game, record: rules.Game | None, player_id: str | None, text: st
     when the move must be decided on the locked row instead (a clock ran out, the move ends a
     rated game, or the stored version moved)."""
     locked = record is None
+    decided = _decide(game, record, player_id, text, v, now, arrived_at)
+    if isinstance(decided, Expiry):
+        return store_update(game, None, expiry_change(decided)) if locked else None
+    if locked:
+        store.insert_move_and_bump(game, decided.played, decided.changes)
+        transaction.on_commit(metrics.moves_on_locked_row.inc)
+    else:
+        if _ends_rated_game(game, decided):
+            return None
+        try:
+            if not store.move_if_unchanged(game, decided.played, decided.changes):
+                return None
+        except IntegrityError:
+            return None
+        metrics.moves_on_kept_row.inc()
+    # The event first: once kept (at once, outside a transaction) the record is the next move's.
+    progress = Progress(game, [events.move_event(game, decided.record, decided.move)])
+    records.keep_after_commit(game, decided.record)
+    return progress
+
+
+async def play_move_on_loop(game_id: str, player_id: str | None, text: str, v: int,
+                            now: datetime | None = None, arrived_at: datetime | None = None) -> Progress | None:
+    """:func:`play_move` without a database thread, where it can be: the game's next move in the
+    process that played its last one, decided on the row and record kept then
+    (:func:`game.round.records.take`) and stored by one statement sent from the event loop
+    (:func:`game.round.store.move_if_unchanged_on_loop`).  Returns the move's
+    :class:`~game.round.progress.Progress`, or None, with nothing stored and nothing kept, for
+    anything else: no kept row, no connection of the loop to lend, a refusal, a clock run out,
+    a move that ends a rated game, the stored version moved, the row held, the connection lost.
+    The caller then calls :func:`play_move` (in a database thread), which decides the move again
+    on the locked row and refuses it with its error code if it must."""
+    if not loopdb.available():
+        return None
+    # The connection first, so that a wait for it comes before the move's time is taken.
+    async with loopdb.borrowed() as db:
+        if db is None:
+            return None
+        kept = records.take(game_id)
+        if kept is None:
+            return None
+        game = kept.game
+        try:
+            decided = _decide(game, kept.record, player_id, text, v, now, arrived_at)
+        except ActionError:
+            return None
+        if isinstance(decided, Expiry) or _ends_rated_game(game, decided):
+            return None
+        try:
+            if not await store.move_if_unchanged_on_loop(db, game, decided.played, decided.changes):
+                return None
+        except psycopg.OperationalError as exc:
+            log.warning("a move in %s could not be stored from the event loop (%s); it goes the "
+                        "database-thread way", game_id, exc)
+            return None
+    metrics.moves_on_kept_row.inc()
+    progress = Progress(game, [events.move_event(game, decided.record, decided.move)])
+    records.keep(game, decided.record)
+    return progress
+
+
+def _ends_rated_game(game: Game, decided: _Decided) -> bool:
+    """Whether ``decided`` ends a rated game: the end settles both ratings, which is done in the
+    locked row's transaction."""
+    return game.rated and decided.record.outcome is not None
+
+
+def _decide(game: Game, record: rules.Game | None, player_id: str | None, text: str, v: int,
+            now: datetime | None, arrived_at: datetime | None) -> _Decided | Expiry:
+    """Check a move of :func:`play_move` on ``game`` (with ``record``, or the record
+    :func:`game.round.records.to_play` gives) and play it on the record: the move decided, or
+    the clock's expiry (:meth:`game.round.clock.Clock.expiry`) when the side to move ran out of
+    time before it arrived.  Raises :class:`ActionError` as :func:`play_move` does."""
     seat = game.seat_of(player_id)
     if seat is None:
         raise ActionError("not_seated", _("Only the seated players can move; you are watching."))
@@ -271,7 +359,7 @@ def _move(game: Game, record: rules.Game | None, player_id: str | None, text: st
     clock = game.clock
     expiry = clock.expiry(arrived_at)
     if expiry:
-        return store_update(game, None, expiry_change(expiry)) if locked else None
+        return expiry
     if game.turn is not seat:
         raise ActionError("not_your_turn", _("It is your opponent's turn."))
     if record is None:
@@ -287,23 +375,8 @@ def _move(game: Game, record: rules.Game | None, player_id: str | None, text: st
         changes.update(drawer.declined(game, ply))
     changes.update(takebacks.after_move(game, seat, ply))
     if record.outcome is not None:
-        if not locked and game.rated:
-            return None  # the end of a rated game settles both ratings: in the locked row's transaction
         changes.update(finished(record.outcome))
-    if locked:
-        store.insert_move_and_bump(game, (ply, str(move), fen), changes)
-        transaction.on_commit(metrics.moves_on_locked_row.inc)
-    else:
-        try:
-            if not store.move_if_unchanged(game, (ply, str(move), fen), changes):
-                return None
-        except IntegrityError:
-            return None
-        metrics.moves_on_kept_row.inc()
-    # The event first: once kept (at once, outside a transaction) the record is the next move's.
-    progress = Progress(game, [events.move_event(game, record, move)])
-    records.keep_after_commit(game, record)
-    return progress
+    return _Decided(record, move, (ply, str(move), fen), changes)
 
 
 def parse_move(position: rules.Position, text: str) -> rules.Move:

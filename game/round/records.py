@@ -74,12 +74,24 @@ def keep_after_commit(game: Game, record: rules.Game) -> None:
     the game's version now (after the move's update).  Nothing is kept if it rolls back, or if
     the game is over.  After a capture or a man move the record kept starts from its position,
     as :func:`game.round.store.current_record` would start it."""
+    kept = _kept_of(game, record)
+    if kept is not None:
+        transaction.on_commit(lambda: _keep(kept))
+
+
+def keep(game: Game, record: rules.Game) -> None:
+    """:func:`keep_after_commit` for a move already stored (its statement committed on its own)."""
+    kept = _kept_of(game, record)
+    if kept is not None:
+        _keep(kept)
+
+
+def _kept_of(game: Game, record: rules.Game) -> Kept | None:
     if record.is_over:
-        return
+        return None
     if record.no_progress_plies == 0 and record.ply:
         record = rules.Game(record.position)
-    kept = Kept(copy.copy(game), record)
-    transaction.on_commit(lambda: _keep(kept))
+    return Kept(copy.copy(game), record)
 
 
 def _keep(kept: Kept) -> None:

@@ -432,7 +432,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self.sync(message.v)
         elif isinstance(message, PlayMove):
             progress = await turns.run(self.game_id, actions.play_move, self.player_id, message.move,
-                                       message.v, arrived_at=arrived)
+                                       message.v, arrived_at=arrived, on_loop=actions.play_move_on_loop)
             await self.publish(progress)
             if progress.events and progress.game.control.days:
                 # The opponent's forecast may answer this move: its reply is an ordinary move, played

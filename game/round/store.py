@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, ParamSpec, TypeVar
 
+import psycopg
 from django.db import DEFAULT_DB_ALIAS, OperationalError, connections
 from django.db.models import Field
 from django.db.transaction import TransactionManagementError
@@ -295,21 +296,47 @@ def move_if_unchanged(game: Game, played: tuple[int, str, str], changes: dict[st
     ``IntegrityError`` when the game has ply ``ply`` already.  On success ``game`` holds the
     stored values.  PostgreSQL only (:func:`writes_unlocked`).
     """
-    conn, sql = _connection()
-    params = _move_params(conn, sql, game, *played)
-    update, update_params = _update(conn, sql, game, changes)
-    key = update_params[-2:]   # the id and the version its WHERE ends with
-    lock = sql.lock_game_at_version_nowait if never_waits() else sql.lock_game_at_version
+    statement, params = _kept_move_statement(game, played, changes, nowait=never_waits())
+    conn, _ = _connection()
     with _busy_when_held(game.pk), conn.cursor() as cursor:
-        cursor.execute(
-            f"WITH locked AS ({lock}),"
-            f" updated AS ({update} AND EXISTS (SELECT 1 FROM locked) RETURNING 1)"
-            f" {sql.insert_move_select} FROM updated", key + update_params + params)
+        cursor.execute(statement, params)
         inserted = cursor.rowcount
     if inserted != 1:
         return False
     _updated(game, changes, 1)
     return True
+
+
+async def move_if_unchanged_on_loop(db: psycopg.AsyncConnection[Any], game: Game, played: tuple[int, str, str],
+                                    changes: dict[str, Any]) -> bool:
+    """:func:`move_if_unchanged`'s statement sent on ``db``, a connection of the event loop
+    (:func:`checkers_site.loopdb.borrowed`), with the row's lock taken ``NOWAIT``: no database
+    thread.  Returns whether it stored the move; False, with nothing stored, also when another
+    transaction holds the row or the game has ply ``ply`` already.  On success ``game`` holds the
+    stored values.  Raises what psycopg raises for a lost connection (``OperationalError``)."""
+    statement, params = _kept_move_statement(game, played, changes, nowait=True)
+    try:
+        cursor = await db.execute(statement, params)
+    except (psycopg.errors.LockNotAvailable, psycopg.IntegrityError):
+        return False
+    if cursor.rowcount != 1:
+        return False
+    _updated(game, changes, 1)
+    return True
+
+
+def _kept_move_statement(game: Game, played: tuple[int, str, str], changes: dict[str, Any],
+                         nowait: bool) -> tuple[str, list[Any]]:
+    """The one statement of :func:`move_if_unchanged` and its parameters (``%s`` placeholders);
+    ``changes`` gains what :func:`_update` adds."""
+    conn, sql = _connection()
+    params = _move_params(conn, sql, game, *played)
+    update, update_params = _update(conn, sql, game, changes)
+    key = update_params[-2:]   # the id and the version its WHERE ends with
+    lock = sql.lock_game_at_version_nowait if nowait else sql.lock_game_at_version
+    return (f"WITH locked AS ({lock}),"
+            f" updated AS ({update} AND EXISTS (SELECT 1 FROM locked) RETURNING 1)"
+            f" {sql.insert_move_select} FROM updated", key + update_params + params)
 
 
 def _update(conn: Any, sql: _MovePathSql, game: Game, changes: dict[str, Any]) -> tuple[str, list[Any]]:

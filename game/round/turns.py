@@ -13,7 +13,7 @@ long as the database's ``lock_timeout`` would have waited.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -32,11 +32,14 @@ _turns: dict[str, asyncio.Lock] = {}
 _waiting: dict[str, int] = {}
 
 
-async def run(game_id: str, action: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+async def run(game_id: str, action: Callable[..., R], *args: Any,
+              on_loop: Callable[..., Awaitable[R | None]] | None = None, **kwargs: Any) -> R:
     """Run ``action(game_id, *args, **kwargs)`` in a database thread, after the actions of the
     same game that this process started before it, trying again while the game's row is held
-    elsewhere.  Raises what the action raises, and :class:`ActionError` ``busy`` when the row was
-    still held after ``DATABASE_LOCK_TIMEOUT_MS``.
+    elsewhere.  With ``on_loop``, ``await on_loop(game_id, *args, **kwargs)`` is tried first, in
+    the game's turn, on the event loop: its result when not None, else ``action`` runs as above.
+    Raises what the action raises, and :class:`ActionError` ``busy`` when the row was still held
+    after ``DATABASE_LOCK_TIMEOUT_MS``.
     """
     lock = _turns.get(game_id)
     if lock is None:
@@ -44,6 +47,10 @@ async def run(game_id: str, action: Callable[..., R], *args: Any, **kwargs: Any)
     _waiting[game_id] = _waiting.get(game_id, 0) + 1
     try:
         async with lock:
+            if on_loop is not None:
+                done = await on_loop(game_id, *args, **kwargs)
+                if done is not None:
+                    return done
             return await _tries(game_id, action, *args, **kwargs)
     finally:
         _waiting[game_id] -= 1
