@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 import psycopg
+from django.core.exceptions import SynchronousOnlyOperation
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -45,6 +46,7 @@ from game.round.progress import (
     store_update,
 )
 from game.rules import Color, ballots
+from game.sockets import in_db_thread
 
 log = logging.getLogger(__name__)
 
@@ -325,9 +327,14 @@ async def play_move_on_loop(game_id: str, player_id: str | None, text: str, v: i
                         "database-thread way", game_id, exc)
             return None
     metrics.moves_on_kept_row.inc()
-    progress = Progress(game, [events.move_event(game, decided.record, decided.move)])
+    try:
+        event = events.move_event(game, decided.record, decided.move)
+    except SynchronousOnlyOperation:
+        # The state needs a read (a rated game's provisional marks this process no longer
+        # holds): built in a database thread instead; the move is stored either way.
+        event = await in_db_thread(events.move_event)(game, decided.record, decided.move)
     records.keep(game, decided.record)
-    return progress
+    return Progress(game, [event])
 
 
 def _ends_rated_game(game: Game, decided: _Decided) -> bool:

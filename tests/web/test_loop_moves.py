@@ -94,6 +94,43 @@ async def test_moves_from_the_loop_store_what_the_database_thread_stores_and_end
 
 
 @postgresql_only
+async def test_a_rated_game_moves_from_the_loop_even_when_its_marks_must_be_read_again():
+    """The state of a rated game's move shows whether each rating is provisional, which the
+    process reads once per game; read again (the marks were dropped meanwhile), in a thread."""
+    from game.ratings import games as rated_games
+    from tests.ratings.helpers import account
+
+    def rated() -> str:
+        alice, bob = account("alice"), account("bob")
+        return actions.start_game((alice, "alice"), (bob, "bob"), "5+3", rated=True).id
+
+    game_id = await sync_to_async(rated)()
+    game = await sync_to_async(Game.objects.get)(pk=game_id)
+    first = await sync_to_async(actions.play_move)(game_id, game.black_player, "11-15", game.version)
+    rated_games._provisional.clear()
+    progress = await actions.play_move_on_loop(game_id, game.white_player, "23-19", first.game.version)
+    assert progress is not None
+    [event] = progress.events
+    assert event.state["seats"]["B"]["provisional"] is True and event.state["seats"]["B"]["rating"] == 1500
+    stored_game, moves = await sync_to_async(stored)(game_id)
+    assert (stored_game.ply, [m[1] for m in moves]) == (2, ["11-15", "23-19"])
+
+
+@postgresql_only
+async def test_a_move_from_the_loop_declines_the_opponents_pending_draw_offer():
+    game_id = await sync_to_async(king_game)()
+    await sync_to_async(drawer.offer_draw)(game_id, ALICE)   # Black offers, then moves: still pending
+    first = await play_here(game_id, "1-6")
+    assert first.game.draw_offer_by is rules.Color.BLACK
+    progress = await play_on_loop(game_id, "32-27")
+    assert progress is not None
+    [event] = progress.events
+    assert event.state["draw_offer"] is None
+    game, _ = await sync_to_async(stored)(game_id)
+    assert (game.draw_offer, game.black_draw_ply) == ("", 2 + drawer.DRAW_OFFER_COOLDOWN_PLIES)
+
+
+@postgresql_only
 async def test_a_refused_move_is_left_to_the_database_thread_with_nothing_stored():
     game_id = await sync_to_async(king_game)()
     first = await play_here(game_id, "1-6")
