@@ -32,7 +32,7 @@ from game.i18n import lazy_text
 from game.models import Game, Move
 from game.names import clean_name
 from game.ratings import games as ratings
-from game.round import drawer, events, records, store, takebacks
+from game.round import drawer, events, outages, records, store, takebacks
 from game.round.clock import Expiry, TimeControl, TimeControlError
 from game.round.errors import ActionError
 from game.round.progress import (
@@ -302,9 +302,12 @@ async def play_move_on_loop(game_id: str, player_id: str | None, text: str, v: i
     anything else: no kept row, no connection of the loop to lend, a refusal, a clock run out,
     a move that ends a rated game, the stored version moved, the row held, the connection lost.
     The caller then calls :func:`play_move` (in a database thread), which decides the move again
-    on the locked row and refuses it with its error code if it must."""
+    on the locked row and refuses it with its error code if it must.  The other processes'
+    outage windows, which the clock leaves out, are read first (in a thread) when due."""
     if not loopdb.available():
         return None
+    if outages.tracker.due():
+        await in_db_thread(outages.tracker.read_others)()
     # The connection first, so that a wait for it comes before the move's time is taken.
     async with loopdb.borrowed() as db:
         if db is None:

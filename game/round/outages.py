@@ -101,15 +101,23 @@ class Tracker:
         one with ``end`` None), for :class:`game.round.clock.Clock`.  Reads the others' from the
         database at most every :data:`READ_EVERY_S` seconds; when it cannot (no database, or
         called on the event loop), the last ones read are used."""
-        if time.monotonic() >= self._read_at + READ_EVERY_S and not _on_event_loop():
-            self._read_others()
+        if self.due() and not _on_event_loop():
+            self.read_others()
         with self._lock:
             horizon = timezone.now() - timedelta(seconds=KEEP_S)
             self._local = [w for w in self._local if w[1] is None or w[1] >= horizon]
             local = tuple((start, end) for start, end in self._local if start is not None)
         return local + self._others
 
-    def _read_others(self) -> None:
+    def due(self) -> bool:
+        """Whether the other processes' windows are due to be read again (the last read was
+        :data:`READ_EVERY_S` seconds ago or more).  A caller on the event loop, where
+        :meth:`pauses` does not read, reads them first in a thread (:meth:`read_others`)."""
+        return time.monotonic() >= self._read_at + READ_EVERY_S
+
+    def read_others(self) -> None:
+        """Read the other processes' windows from the database now (the last ones read are kept
+        when it cannot be read).  Not on the event loop."""
         from game.models import DeliveryOutage
 
         self._read_at = time.monotonic()

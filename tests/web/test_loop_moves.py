@@ -131,6 +131,37 @@ async def test_a_move_from_the_loop_declines_the_opponents_pending_draw_offer():
 
 
 @postgresql_only
+async def test_a_move_from_the_loop_is_not_charged_for_another_processs_outage():
+    """Black has thought 70 s of a one-minute clock, 30 s of them while another process could not
+    deliver events (a window stored in the database, which the event loop does not read itself):
+    the move from the loop is in time and charges 40 s."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from game.models import DeliveryOutage
+    from game.round import outages
+
+    def timed_game() -> str:
+        now = timezone.now()
+        game = actions.start_game((ALICE, "alice"), (BOB, "bob"), "1+0", now=now - timedelta(seconds=74))
+        actions.play_move(game.id, ALICE, "11-15", 0, now=now - timedelta(seconds=72))
+        actions.play_move(game.id, BOB, "23-19", 1, now=now - timedelta(seconds=70))
+        start = now - timedelta(seconds=50)
+        DeliveryOutage.objects.create(instance="another-process", started_at=start,
+                                      seen_at=start + timedelta(seconds=30), ended_at=start + timedelta(seconds=30))
+        return game.id
+
+    game_id = await sync_to_async(timed_game)()
+    outages.tracker.reset()   # the windows are due to be read again
+    progress = await actions.play_move_on_loop(game_id, ALICE, "8-11", 2)
+    assert progress is not None
+    assert 19_000 <= progress.game.black_ms <= 20_500
+    game, _ = await sync_to_async(stored)(game_id)
+    assert (game.ply, game.black_ms) == (3, progress.game.black_ms)
+
+
+@postgresql_only
 async def test_a_refused_move_is_left_to_the_database_thread_with_nothing_stored():
     game_id = await sync_to_async(king_game)()
     first = await play_here(game_id, "1-6")
