@@ -44,6 +44,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, ClassVar
 
+import orjson
 from django.conf import settings
 from django.utils import timezone
 
@@ -472,7 +473,7 @@ def encode(message: dict[str, Any]) -> str:
     ``EVENT_SCHEMA_CHECK`` is on).  Raises :class:`SchemaError` then."""
     if getattr(settings, "EVENT_SCHEMA_CHECK", False):
         validate(message)
-    return json.dumps(message, separators=(",", ":"))
+    return orjson.dumps(message).decode()
 
 
 def follow_of(state: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -486,7 +487,7 @@ def publication(event: Event) -> str:
     state), then for each audience its roles (:attr:`Audience.key`) and the JSON of its copy, each
     copy encoded once.  JSON text holds no raw newline, so the lines split back exactly
     (:func:`read_publication`)."""
-    lines = [json.dumps(follow_of(getattr(event, "state", None)), separators=(",", ":"))]
+    lines = [orjson.dumps(follow_of(getattr(event, "state", None))).decode()]
     for audience, payload in event.deliveries():
         lines += [audience.key, encode(payload)]
     return "\n".join(lines)
