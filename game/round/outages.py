@@ -103,6 +103,8 @@ class Tracker:
         called on the event loop), the last ones read are used."""
         if self.due() and not _on_event_loop():
             self.read_others()
+        if not self._local:
+            return self._others      # the usual case, on every clock: no window of this process
         with self._lock:
             horizon = timezone.now() - timedelta(seconds=KEEP_S)
             self._local = [w for w in self._local if w[1] is None or w[1] >= horizon]

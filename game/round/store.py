@@ -18,6 +18,7 @@ import contextlib
 import functools
 import threading
 from collections.abc import Callable, Iterator
+from types import SimpleNamespace
 from typing import Any, ParamSpec, TypeVar
 
 import psycopg
@@ -205,8 +206,13 @@ def insert_move(game: Game, ply: int, notation: str, fen_after: str) -> None:
 
 def _move_params(conn: Any, sql: _MovePathSql, game: Game, ply: int, notation: str, fen_after: str) -> list[Any]:
     """The values of :attr:`_MovePathSql.insert_move` for ply ``ply``, as the ORM stores them."""
-    move = Move(game=game, ply=ply, notation=notation, fen_after=fen_after)
-    return [f.get_db_prep_save(f.pre_save(move, True), conn) for f in sql.move_fields]
+    # The fields' own pre_save (``played_at``'s auto_now_add) on the plain values, without the
+    # cost of a model instance.
+    given = {"game_id": game.pk, "ply": ply, "notation": notation, "fen_after": fen_after}
+    move = SimpleNamespace(**{f.attname: given[f.attname] if f.attname in given else f.get_default()
+                              for f in sql.move_fields})
+    return [f.get_db_prep_save(f.pre_save(move, True), conn)  # type: ignore[arg-type]
+            for f in sql.move_fields]
 
 
 def delete_moves(game: Game, from_ply: int) -> int:
