@@ -9,10 +9,15 @@ prepared once it has been sent a few times (:data:`PREPARE_AFTER`).
 
 Each event loop has its own few connections, opened on first use with the database settings
 Django's connections use (same database, user, options).  :func:`borrowed` lends an idle one, or
-opens one while fewer than :data:`MOST` are open; beyond that, or while the database could not be
-reached in the last :data:`RETRY_CONNECT_S` seconds, it lends nothing and the caller takes the
-database-thread way, so no action waits here.  A connection that fails is closed, never lent
-again.  Only PostgreSQL (:func:`available`).
+opens one while fewer than :data:`MOST` are open, or waits up to :data:`WAIT_S` for one to be
+given back; failing that, or while the database could not be reached in the last
+:data:`RETRY_CONNECT_S` seconds, it lends nothing and the caller takes the database-thread way.
+A connection that fails is closed, never lent again.  Only PostgreSQL (:func:`available`).
+
+Not psycopg_pool's ``AsyncConnectionPool`` (which Django's own pool is the threaded sibling of):
+its workers and its ``close()`` belong to the loop that opened it, while tests end their loops
+and must close every connection from outside one (:func:`close_all`), and a move must fall back
+at once rather than wait out a pool's reconnection back-off.
 """
 
 from __future__ import annotations

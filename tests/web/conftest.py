@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
@@ -10,8 +13,10 @@ from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.contrib.sessions.backends.signed_cookies import SessionStore
+from django.db import connection, transaction
 
 from checkers_site.asgi import application
+from game.round import store
 
 
 @dataclass
@@ -86,6 +91,31 @@ def make_browser(name: str) -> Browser:
     store["name"] = name
     store.save()
     return Browser(name=name, player_id=player_id, cookie=store.session_key)
+
+
+@contextlib.contextmanager
+def row_held(game_id: str, for_s: float = 10.0) -> Iterator[None]:
+    """Another connection holds the game's row lock, in a transaction of its own thread, from the
+    start of the ``with`` block to its end or for ``for_s`` seconds, whichever comes first."""
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        try:
+            with transaction.atomic():
+                store.load_for_update(game_id)
+                held.set()
+                release.wait(for_s)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10), "the row was not locked"
+        yield
+    finally:
+        release.set()
+        holder.join()
 
 
 @pytest.fixture(autouse=True)

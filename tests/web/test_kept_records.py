@@ -16,6 +16,7 @@ from prometheus_client import REGISTRY
 from game import rules
 from game.models import Game
 from game.round import actions, drawer, errors, records, store
+from tests.web.conftest import row_held
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -197,26 +198,8 @@ def test_a_move_that_ends_a_game_from_a_kept_row_ends_it_as_the_locked_way_does(
 def test_a_kept_move_on_a_row_held_elsewhere_is_busy_at_once_and_stores_nothing():
     game_id = king_game()
     first, _ = play(game_id, "1-6")
-    held, release = threading.Event(), threading.Event()
-
-    def hold():
-        try:
-            with transaction.atomic():
-                store.load_for_update(game_id)
-                held.set()
-                release.wait(10)
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    try:
-        assert held.wait(10)
-        with pytest.raises(store.RowBusy):
-            store.without_waiting(actions.play_move)(game_id, BOB, "32-27", first.version)
-    finally:
-        release.set()
-        holder.join()
+    with row_held(game_id), pytest.raises(store.RowBusy):
+        store.without_waiting(actions.play_move)(game_id, BOB, "32-27", first.version)
     stored = Game.objects.get(pk=game_id)
     assert (stored.ply, stored.version, stored.move_set.count()) == (1, first.version, 1)
     game, _ = play(game_id, "32-27")
@@ -227,26 +210,10 @@ def test_a_kept_move_on_a_row_held_elsewhere_is_busy_at_once_and_stores_nothing(
 def test_a_kept_move_on_a_row_held_elsewhere_waits_outside_without_waiting():
     game_id = king_game()
     first, _ = play(game_id, "1-6")
-    held = threading.Event()
-
-    def hold():
-        try:
-            with transaction.atomic():
-                store.load_for_update(game_id)
-                held.set()
-                time.sleep(0.3)
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    try:
-        assert held.wait(10)
+    with row_held(game_id, for_s=0.3):
         started = time.monotonic()
         game, statements = play(game_id, "32-27")
         waited = time.monotonic() - started
-    finally:
-        holder.join()
     assert [sql.split()[0] for sql in statements] == ["WITH"]
     assert waited >= 0.1, waited
     assert (game.ply, game.version) == (2, first.version + 1)

@@ -6,17 +6,17 @@ never stores a move."""
 from __future__ import annotations
 
 import asyncio
-import threading
 
 import pytest
 from channels.db import database_sync_to_async as sync_to_async
-from django.db import connection, transaction
+from django.db import connection
 from prometheus_client import REGISTRY
 
 from checkers_site import loopdb
 from game import rules
 from game.models import Game
-from game.round import actions, drawer, errors, records, store, turns
+from game.round import actions, drawer, errors, records, turns
+from tests.web.conftest import row_held
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -198,28 +198,11 @@ async def test_no_kept_row_no_move_from_the_loop():
 async def test_a_row_held_elsewhere_is_left_to_the_database_thread_at_once():
     game_id = await sync_to_async(king_game)()
     first = await play_here(game_id, "1-6")
-    held, release = threading.Event(), threading.Event()
-
-    def hold():
-        try:
-            with transaction.atomic():
-                store.load_for_update(game_id)
-                held.set()
-                release.wait(10)
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    try:
-        assert await asyncio.to_thread(held.wait, 10)
+    with row_held(game_id):
         loop = asyncio.get_running_loop()
         started = loop.time()
         assert await play_on_loop(game_id, "32-27", first.game.version) is None
         assert loop.time() - started < 1.0
-    finally:
-        release.set()
-        await asyncio.to_thread(holder.join)
     game, moves = await sync_to_async(stored)(game_id)
     assert (game.ply, len(moves)) == (1, 1)
     # The connection is still lent after a held row: the next move from the loop is stored.
