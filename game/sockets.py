@@ -26,7 +26,7 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connections
 from django.utils.translation import gettext_lazy
 
-from checkers_site import dbpool, loopdb
+from checkers_site import dbpool
 from game.i18n import lazy_text
 
 if TYPE_CHECKING:
@@ -73,10 +73,8 @@ def in_db_thread(func: Callable[P, R]) -> Callable[P, Coroutine[Any, Any, R]]:
 
 def close_db_connections() -> None:
     """Close the database connections of every thread of :func:`in_db_thread`'s pool and end the
-    pool (the next call starts a new one), and those of the event loops
-    (:func:`checkers_site.loopdb.close_all`): for tests, which change or drop the database."""
+    pool (the next call starts a new one): for tests, which change or drop the database."""
     global _db_executor
-    loopdb.close_all()
     executor, _db_executor = _db_executor, None
     if executor is None:
         return

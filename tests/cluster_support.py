@@ -219,10 +219,11 @@ def redis_cluster(tmp_path) -> Iterator[Cluster]:
 def site_on_cluster(redis_cluster, settings) -> Iterator[Cluster]:
     """The site configured on ``redis_cluster`` (``REDIS_CLUSTER_URL``, the seek pools and the cache
     there too), its process-wide Redis clients made again for it and after it."""
-    from game.round import fanout, presence
+    from game.round import presence
+    from game.round.fanout import transport as fanout_transport
 
     def forget_clients() -> None:
-        fanout._sync_client = None
+        fanout_transport.sync_publisher.client = None
         presence._sync_client = None
 
     settings.REDIS_CLUSTER_URL = redis_cluster.url

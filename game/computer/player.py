@@ -47,9 +47,10 @@ from game import rules
 from game.computer.seat import level_of
 from game.engine import EngineBusy, EnginePool, levels
 from game.models import Game
-from game.round import actions, chat, drawer, fanout, rematcher, store, turns
+from game.round import chat, drawer, fanout, rematcher, store
 from game.round.errors import ActionError
 from game.round.events import Event
+from game.round.round import Round
 from game.rules import Color
 from game.sockets import in_db_thread
 
@@ -71,8 +72,6 @@ MAX_REFUSALS = 3
 
 _pool: EnginePool | None = None
 _analysis_pool: EnginePool | None = None
-_tasks: dict[str, asyncio.Task] = {}
-_again: set[str] = set()
 
 
 def engine_pool() -> EnginePool:
@@ -165,39 +164,36 @@ def wake(game_id: str) -> asyncio.Task:
     """Make the computer act in ``game_id`` if it has something to do; returns at once.
 
     Must be called from the event loop. While this process already works on
-    the game, the running task looks again when it is done instead of
-    starting a second one. Returns the task (tests await it).
+    the game (its :class:`~game.round.round.Round` holds the task), the running
+    task looks again when it is done instead of starting a second one.
+    Returns the task (tests await it).
     """
-    task = _tasks.get(game_id)
+    round_ = fanout.hub().round(game_id)
+    task = round_.computer
     if task is not None and not task.done():
-        _again.add(game_id)
+        round_.computer_again = True
         return task
     # A context of its own: its log lines name the game, not the seat of the socket that woke it.
-    task = asyncio.get_running_loop().create_task(_work(game_id), name=f"computer:{game_id}",
-                                                  context=contextvars.Context())
-    _tasks[game_id] = task
-
-    def forget(done: asyncio.Task) -> None:
-        if _tasks.get(game_id) is done:
-            del _tasks[game_id]
-
-    task.add_done_callback(forget)
+    task = round_.computer = asyncio.get_running_loop().create_task(
+        _work(round_), name=f"computer:{game_id}", context=contextvars.Context())
+    task.add_done_callback(lambda _: round_.released())
     return task
 
 
-async def _work(game_id: str) -> None:
+async def _work(round_: Round) -> None:
+    game_id = round_.game_id
     logs.bind(game_id=game_id, seat="computer")
     refused = 0
     try:
         for _ in range(MAX_STEPS):
-            _again.discard(game_id)
+            round_.computer_again = False
             job = await in_db_thread(next_job)(game_id)
             if job is None:
-                if game_id in _again:
+                if round_.computer_again:
                     continue
                 return
             try:
-                events = await _carry_out(game_id, job)
+                events = await _carry_out(round_, job)
             except ActionError as exc:
                 # The game changed under us (a move, a resignation): look again, a few times.
                 log.info("computer in %s: %s refused (%s)", game_id, job.kind, exc.code)
@@ -217,22 +213,22 @@ async def _work(game_id: str) -> None:
     except Exception:
         log.exception("computer in %s failed", game_id)
     finally:
-        _again.discard(game_id)
+        round_.computer_again = False
 
 
-async def _carry_out(game_id: str, job: Job) -> list[Event]:
+async def _carry_out(round_: Round, job: Job) -> list[Event]:
     """Do ``job``; return the events to publish. Raises :class:`ActionError` when refused."""
     if job.kind == "farewell":
-        return (await turns.run(game_id, chat.farewell, job.bot)).events
+        return (await round_.run(chat.farewell, job.bot)).events
     pool = engine_pool()
     if job.kind == "rematch":
-        progress = await turns.run(game_id, rematcher.offer_rematch, job.bot)
+        progress = await round_.run(rematcher.offer_rematch, job.bot)
         return progress.events
     if job.kind == "draw":
         score = await pool.run(levels.draw_score, job.fen, DRAW_THINK_MS, list(job.history), job.no_progress)
         turn = rules.Position.from_fen(job.fen).turn
         mine = score if turn is job.seat else -score
-        progress = await turns.run(game_id, drawer.answer_draw, job.bot, accept=accepts_draw(job.fen, mine))
+        progress = await round_.run(drawer.answer_draw, job.bot, accept=accepts_draw(job.fen, mine))
         return progress.events
     started = time.monotonic()
     choice = await pool.run(levels.play, job.fen, job.level, list(job.history), job.no_progress,
@@ -240,7 +236,7 @@ async def _carry_out(game_id: str, job: Job) -> list[Event]:
     wait = getattr(settings, "COMPUTER_MIN_THINK_MS", 400) / 1000 - (time.monotonic() - started)
     if wait > 0:
         await asyncio.sleep(wait)
-    progress = await turns.run(game_id, actions.play_move, job.bot, choice["move"], job.v)
+    progress = await round_.move(job.bot, choice["move"], job.v)
     return progress.events
 
 

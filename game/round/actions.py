@@ -14,25 +14,21 @@ once the transaction has committed.  A refused action raises
 
 from __future__ import annotations
 
-import logging
 import random
 from datetime import datetime
 from typing import Any, NamedTuple
 
-import psycopg
-from django.core.exceptions import SynchronousOnlyOperation
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from checkers_site import loopdb
 from checkers_site.ops import metrics
 from game import rules
 from game.i18n import lazy_text
 from game.models import Game, Move
 from game.names import clean_name
 from game.ratings import games as ratings
-from game.round import drawer, events, outages, records, store, takebacks
+from game.round import drawer, events, store, takebacks
 from game.round.clock import Expiry, TimeControl, TimeControlError
 from game.round.errors import ActionError
 from game.round.progress import (
@@ -45,10 +41,8 @@ from game.round.progress import (
     seat_in_play,
     store_update,
 )
+from game.round.records import Kept, kept_after
 from game.rules import Color, ballots
-from game.sockets import in_db_thread
-
-log = logging.getLogger(__name__)
 
 #: A game may be aborted while the players have played fewer plies than this (a side has not moved
 #: yet); a 3-move ballot's plies are the site's, not theirs.
@@ -205,8 +199,8 @@ def join_game(game_id: str, player_id: str, name: str) -> Progress:
         return Progress(game, [events.seats_event(game, store.current_record(game))])
 
 
-def play_move(game_id: str, player_id: str | None, text: str, v: int,
-              now: datetime | None = None, arrived_at: datetime | None = None) -> Progress:
+def play_move(game_id: str, player_id: str | None, text: str, v: int, now: datetime | None = None,
+              arrived_at: datetime | None = None, kept: Kept | None = None) -> Progress:
     """Play ``text`` (full or unambiguous short form, ``docs/rules.md`` "Notation in") for the
     seat ``player_id`` holds.
 
@@ -226,29 +220,31 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int,
     is declined, and so is a pending takeback proposal of the opponent (one's
     own is withdrawn: :func:`game.round.takebacks.after_move`).
 
+    ``kept``: the row and record this process kept after the game's last move
+    (:class:`~game.round.records.Kept`, the caller's to give up: they may be played on).  With
+    them the move is decided on that row and stored in one conditional write, without reading
+    or locking the row first (:func:`game.round.store.move_if_unchanged`); anything that write
+    cannot settle (the stored version moved, a refusal, a clock run out, a rated game's end, a
+    caller's transaction already open) is decided again on the row locked and read.  The
+    returned :class:`Progress` carries what to keep for the next move once this one commits.
+
     Raises :class:`ActionError`: ``no_such_game``, ``not_seated``,
     ``not_started``, ``game_over``, ``bad_version``, ``stale``,
     ``not_your_turn``, ``malformed_move``, ``illegal_move``, ``ambiguous_move``.
-
-    Where it can (:func:`game.round.store.writes_unlocked`), a move in a game whose last move
-    this process played is decided on the row it kept then (:func:`game.round.records.take`)
-    and stored in one statement, without a row read and a transaction of its own
-    (:func:`game.round.store.move_if_unchanged`), provided the stored version is still that
-    row's.  Anything else (the version moved, a refusal, a clock run out, a move that ends a
-    rated game) is decided again the usual way: the row locked and read in a transaction.
     """
-    if store.writes_unlocked():
-        kept = records.take(game_id)
-        if kept is not None:
-            try:
-                played = _move(kept.game, kept.record, player_id, text, v, now, arrived_at)
-            except ActionError:
-                played = None
-            if played is not None:
-                return played
+    if kept is not None and store.writes_unlocked():
+        try:
+            played = _move(kept.game, kept.record, player_id, text, v, now, arrived_at)
+        except ActionError:
+            played = None
+        if played is not None:
+            return played
+        kept = None
     try:
         with transaction.atomic():
-            played = _move(store.load_for_update(game_id), None, player_id, text, v, now, arrived_at)
+            game = store.load_for_update(game_id)
+            record = kept.record_for(game) if kept is not None else None
+            played = _move(game, record, player_id, text, v, now, arrived_at, locked=True)
             assert played is not None
             return played
     except IntegrityError:
@@ -265,12 +261,11 @@ class _Decided(NamedTuple):
 
 
 def _move(game: Game, record: rules.Game | None, player_id: str | None, text: str, v: int,
-          now: datetime | None, arrived_at: datetime | None) -> Progress | None:
-    """:func:`play_move` on ``game``: the row locked in the current transaction when ``record``
-    is None, else the row kept after the last move with its ``record``.  For the kept row, None
-    when the move must be decided on the locked row instead (a clock ran out, the move ends a
-    rated game, or the stored version moved)."""
-    locked = record is None
+          now: datetime | None, arrived_at: datetime | None, locked: bool = False) -> Progress | None:
+    """:func:`play_move` on ``game``: the row locked in the current transaction when ``locked``
+    (``record`` None: rebuilt from the database), else a row kept after the last move with its
+    ``record``.  For a kept row, None when the move must be decided on the locked row instead (a
+    clock ran out, the move ends a rated game, or the stored version moved)."""
     decided = _decide(game, record, player_id, text, v, now, arrived_at)
     if isinstance(decided, Expiry):
         return store_update(game, None, expiry_change(decided)) if locked else None
@@ -286,58 +281,9 @@ def _move(game: Game, record: rules.Game | None, player_id: str | None, text: st
         except IntegrityError:
             return None
         metrics.moves_on_kept_row.inc()
-    # The event first: once kept (at once, outside a transaction) the record is the next move's.
     progress = Progress(game, [events.move_event(game, decided.record, decided.move)])
-    records.keep_after_commit(game, decided.record)
+    progress.keep_on_commit(kept_after(game, decided.record))
     return progress
-
-
-async def play_move_on_loop(game_id: str, player_id: str | None, text: str, v: int,
-                            now: datetime | None = None, arrived_at: datetime | None = None) -> Progress | None:
-    """:func:`play_move` without a database thread, where it can be: the game's next move in the
-    process that played its last one, decided on the row and record kept then
-    (:func:`game.round.records.take`) and stored by one statement sent from the event loop
-    (:func:`game.round.store.move_if_unchanged_on_loop`).  Returns the move's
-    :class:`~game.round.progress.Progress`, or None, with nothing stored and nothing kept, for
-    anything else: no kept row, no connection of the loop to lend, a refusal, a clock run out,
-    a move that ends a rated game, the stored version moved, the row held, the connection lost.
-    The caller then calls :func:`play_move` (in a database thread), which decides the move again
-    on the locked row and refuses it with its error code if it must.  The other processes'
-    outage windows, which the clock leaves out, are read first (in a thread) when due."""
-    if not loopdb.available():
-        return None
-    if outages.tracker.due():
-        await in_db_thread(outages.tracker.read_others)()
-    # The connection first, so that a wait for it comes before the move's time is taken.
-    async with loopdb.borrowed() as db:
-        if db is None:
-            return None
-        kept = records.take(game_id)
-        if kept is None:
-            return None
-        game = kept.game
-        try:
-            decided = _decide(game, kept.record, player_id, text, v, now, arrived_at)
-        except ActionError:
-            return None
-        if isinstance(decided, Expiry) or _ends_rated_game(game, decided):
-            return None
-        try:
-            if not await store.move_if_unchanged_on_loop(db, game, decided.played, decided.changes):
-                return None
-        except psycopg.OperationalError as exc:
-            log.warning("a move in %s could not be stored from the event loop (%s); it goes the "
-                        "database-thread way", game_id, exc)
-            return None
-    metrics.moves_on_kept_row.inc()
-    try:
-        event = events.move_event(game, decided.record, decided.move)
-    except SynchronousOnlyOperation:
-        # The state needs a read (a rated game's provisional marks this process no longer
-        # holds): built in a database thread instead; the move is stored either way.
-        event = await in_db_thread(events.move_event)(game, decided.record, decided.move)
-    records.keep(game, decided.record)
-    return Progress(game, [event])
 
 
 def _ends_rated_game(game: Game, decided: _Decided) -> bool:
@@ -349,7 +295,7 @@ def _ends_rated_game(game: Game, decided: _Decided) -> bool:
 def _decide(game: Game, record: rules.Game | None, player_id: str | None, text: str, v: int,
             now: datetime | None, arrived_at: datetime | None) -> _Decided | Expiry:
     """Check a move of :func:`play_move` on ``game`` (with ``record``, or the record
-    :func:`game.round.records.to_play` gives) and play it on the record: the move decided, or
+    :func:`game.round.store.current_record` rebuilds) and play it on the record: the move decided, or
     the clock's expiry (:meth:`game.round.clock.Clock.expiry`) when the side to move ran out of
     time before it arrived.  Raises :class:`ActionError` as :func:`play_move` does."""
     seat = game.seat_of(player_id)
@@ -373,7 +319,7 @@ def _decide(game: Game, record: rules.Game | None, player_id: str | None, text: 
     if game.turn is not seat:
         raise ActionError("not_your_turn", _("It is your opponent's turn."))
     if record is None:
-        record = records.to_play(game)
+        record = store.current_record(game)
     move = parse_move(record.position, text)
     record.play(move)
     ply = game.ply + 1

@@ -26,16 +26,25 @@ from game.models import Game
 from game.round import events, store
 from game.round.clock import Expiry
 from game.round.errors import ActionError
+from game.round.records import Kept
 from game.rules import Color
 
 
 @dataclass
 class Progress:
     """What an action returns: the game as stored afterwards and the events to publish, in order
-    (none when the action changed nothing)."""
+    (none when the action changed nothing), and for a move what its game's
+    :class:`~game.round.round.Round` keeps for the next one (set once the move has committed)."""
 
     game: Game
     events: list[events.Event] = field(default_factory=list)
+    kept: Kept | None = None
+
+    def keep_on_commit(self, kept: Kept | None) -> None:
+        """Set :attr:`kept` once the current transaction commits (at once outside one); never if
+        it rolls back, so nothing is kept of a move that was not stored."""
+        if kept is not None:
+            transaction.on_commit(lambda: setattr(self, "kept", kept))
 
 
 @dataclass

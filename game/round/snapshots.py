@@ -1,8 +1,8 @@
-"""The snapshots of this process's games, kept per (game, version, seat): a ``sync`` that finds
+"""The snapshots of a game in this process, kept per (version, seat): a ``sync`` that finds
 nothing changed, or a socket opening on a game nothing happened in, costs no database read.
 
 Each server process's hub (:mod:`game.round.fanout`) sees every event of every game that has
-a socket in this process, and tells its :class:`SnapshotCache` (:meth:`SnapshotCache.saw`): a
+a socket in this process, and tells the game's :class:`Snapshots` (:meth:`Snapshots.saw`): a
 versioned event (``v``) or an ``audience`` notice (``game_v``, read from the database) raises the
 game's known version, which drops the snapshots kept at an older one; an unversioned event that
 is not a notice (a chat line) drops them too, since a snapshot carries the chat's last lines.  The
@@ -14,9 +14,9 @@ seen of its game (so a page never gets a snapshot older than an event it was sen
 :data:`FRESH_S` seconds after the database or an event last confirmed the version: an event whose
 publish was lost (its server died) is then noticed within that time, as without a cache.  A
 snapshot's clocks are moved on by the time since it was read (only the running side's time, and a
-live game's first-move window, run between two events).  The cache of a game goes when its last
-socket in the process leaves, and all of it when the hub subscribes again (events may have been
-missed).  Everything here runs on the event loop; the database reads run in
+live game's first-move window, run between two events).  What is kept of a game is reset when
+its last socket in the process leaves and when its subscription is lost or made again (events
+may have been missed).  Everything here runs on the event loop; the database reads run in
 :func:`game.sockets.in_db_thread`, one at a time per game (sockets asking meanwhile wait for it).
 """
 
@@ -55,19 +55,6 @@ class _Shot:
     texts: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
-class _Game:
-    version: int = -1                   # the newest version seen (-1: none yet)
-    confirmed: float = float("-inf")    # monotonic s when the database or an event last showed it
-    seats: tuple[str | None, str | None] | None = None  # the seats' player ids at ``version``
-    shots: dict[str | None, _Shot] = field(default_factory=dict)   # by the viewer's seat
-    chat_lines: int = 0     # chat lines seen: a read that began before one is not kept
-    loading: asyncio.Future[None] | None = None     # a read under way
-
-    def drop_shots(self) -> None:
-        self.shots.clear()
-
-
 def advanced_clock(clock: dict[str, Any] | None, elapsed_ms: int) -> dict[str, Any] | None:
     """A snapshot's public clocks (:class:`game.round.clock.ClockState`) ``elapsed_ms`` ms later,
     with no event between: the running side's time and a live game's first-move window run down,
@@ -102,139 +89,124 @@ def version_of(copies: list[tuple[str, str]]) -> tuple[int | None, bool]:
     return (v if isinstance(v, int) else None), False
 
 
-class SnapshotCache:
-    """The snapshots of one process's games (see the module docstring)."""
+class Snapshots:
+    """The snapshots of one game in this process (see the module docstring), kept by its
+    :class:`~game.round.round.Round`."""
 
-    def __init__(self) -> None:
-        self.games: dict[str, _Game] = {}
+    def __init__(self, game_id: str):
+        self.game_id = game_id
+        self.version = -1                   # the newest version seen (-1: none yet)
+        self.confirmed = float("-inf")      # monotonic s when the database or an event last showed it
+        self.seats: tuple[str | None, str | None] | None = None  # the seats' player ids at ``version``
+        self.shots: dict[str | None, _Shot] = {}  # by the viewer's seat
+        self.chat_lines = 0                 # chat lines seen: a read that began before one is not kept
+        self.loading: asyncio.Future[None] | None = None    # a read under way
         #: Database reads made (snapshots, versions): for the tests and the curious.
         self.reads = 0
 
     # -- what the hub tells it
 
-    def saw(self, game_id: str, copies: list[tuple[str, str]]) -> None:
-        """An event of ``game_id`` came through the hub (its copies as published)."""
-        entry = self.games.get(game_id)
-        if entry is None:
-            return
+    def saw(self, copies: list[tuple[str, str]]) -> None:
+        """An event of the game came through the hub (its copies as published)."""
         try:
             v, notice = version_of(copies)
         except ValueError:
-            entry.version, entry.confirmed = -1, float("-inf")
-            entry.drop_shots()
+            self.reset()
             return
         if v is None:
             if not notice:
-                entry.chat_lines += 1
-                entry.drop_shots()      # a chat line: the snapshots' chat history is behind
+                self.chat_lines += 1
+                self.shots.clear()      # a chat line: the snapshots' chat history is behind
             return
-        self._learn(entry, v)
+        self._learn(v)
 
-    def forget(self, game_id: str) -> None:
-        """The game's last socket in this process left."""
-        self.games.pop(game_id, None)
-
-    def clear(self) -> None:
-        """Events may have been missed (the hub subscribed again): trust nothing kept."""
-        self.games.clear()
+    def reset(self) -> None:
+        """Events may have been missed (the game's subscription was lost or ended): trust nothing
+        kept."""
+        self.version, self.confirmed, self.seats = -1, float("-inf"), None
+        self.shots.clear()
 
     # -- what the sockets ask
 
-    async def version(self, game_id: str) -> int | None:
+    async def current_version(self) -> int | None:
         """The game's version: the one kept while fresh, else read (one indexed read, one at a time
         per game).  None when there is no such game.  Raises ``DatabaseError``."""
         for _attempt in range(3):
-            entry = self.games.setdefault(game_id, _Game())
-            if self._fresh(entry):
-                return entry.version
-            if entry.loading is None:
+            if self._fresh():
+                return self.version
+            if self.loading is None:
                 break
-            await asyncio.shield(entry.loading)     # a read under way: then look again
-        entry = self.games.setdefault(game_id, _Game())
-        done = entry.loading = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self.loading)     # a read under way: then look again
+        done = self.loading = asyncio.get_running_loop().create_future()
         try:
             self.reads += 1
-            v = await in_db_thread(reads.version)(game_id)
-            if v is None:
-                if self.games.get(game_id) is entry:
-                    del self.games[game_id]
-                return None
-            if self.games.get(game_id) is entry:
-                self._learn(entry, v)
+            v = await in_db_thread(reads.version)(self.game_id)
+            if v is not None:
+                self._learn(v)
             return v
         finally:
-            self._done(entry, done)
+            self._done(done)
 
-    async def copy(self, game_id: str, player_id: str | None, role: str | None = None) -> Copy:
-        """``player_id``'s snapshot of ``game_id`` encoded for a socket of ``role`` (None: the
-        viewer's own seat, or ``"S"``): from the cache when it is fresh and at least as new as any
-        event of the game seen so far, else read (one read at a time per game; sockets asking
+    async def copy(self, player_id: str | None, role: str | None = None) -> Copy:
+        """``player_id``'s snapshot of the game encoded for a socket of ``role`` (None: the
+        viewer's own seat, or ``"S"``): from what is kept when it is fresh and at least as new as
+        any event of the game seen so far, else read (one read at a time per game; sockets asking
         meanwhile wait for it and look again).
 
         Raises what :func:`game.round.reads.snapshot` raises (``ActionError`` ``no_such_game``,
         ``DatabaseError``).
         """
-        floor = self.games.setdefault(game_id, _Game()).version   # no event before this call is newer
+        floor = self.version   # no event before this call is newer
         for _attempt in range(3):
-            entry = self.games.setdefault(game_id, _Game())
-            if self._fresh(entry) and entry.seats is not None:
-                shot = entry.shots.get(self._seat(entry, player_id))
-                if shot is not None and shot.snapshot.v >= entry.version:
+            if self._fresh() and self.seats is not None:
+                shot = self.shots.get(_seat_of(self.seats, player_id))
+                if shot is not None and shot.snapshot.v >= self.version:
                     return self._copy(shot, role)
-            if entry.loading is None:
+            if self.loading is None:
                 break
-            await asyncio.shield(entry.loading)
-        shot = await self._read(game_id, self.games.setdefault(game_id, _Game()), player_id)
+            await asyncio.shield(self.loading)
+        shot = await self._read(player_id)
         if shot.snapshot.v < floor:     # read before an event this socket was sent: read again
-            shot = await self._read(game_id, self.games.setdefault(game_id, _Game()), player_id)
+            shot = await self._read(player_id)
         return self._copy(shot, role)
 
     # -- inside
 
-    def _learn(self, entry: _Game, v: int) -> None:
-        if v > entry.version:
-            entry.version, entry.seats = v, None
-            entry.drop_shots()
-        if v >= entry.version:
-            entry.confirmed = time.monotonic()
+    def _learn(self, v: int) -> None:
+        if v > self.version:
+            self.version, self.seats = v, None
+            self.shots.clear()
+        if v >= self.version:
+            self.confirmed = time.monotonic()
 
-    @staticmethod
-    def _fresh(entry: _Game) -> bool:
-        return entry.version >= 0 and time.monotonic() - entry.confirmed < FRESH_S
+    def _fresh(self) -> bool:
+        return self.version >= 0 and time.monotonic() - self.confirmed < FRESH_S
 
-    @staticmethod
-    def _seat(entry: _Game, player_id: str | None) -> str | None:
-        return _seat_of(entry.seats or ("", ""), player_id)
-
-    def _done(self, entry: _Game, done: asyncio.Future[None]) -> None:
-        if entry.loading is done:
-            entry.loading = None
+    def _done(self, done: asyncio.Future[None]) -> None:
+        if self.loading is done:
+            self.loading = None
         done.set_result(None)
 
-    async def _read(self, game_id: str, entry: _Game, player_id: str | None) -> _Shot:
+    async def _read(self, player_id: str | None) -> _Shot:
         """Read every seat's snapshot of the game in one go (:func:`game.round.reads.seat_snapshots`),
         keep them when they are the newest version, and return ``player_id``'s."""
-        done = entry.loading = asyncio.get_running_loop().create_future()
+        done = self.loading = asyncio.get_running_loop().create_future()
         try:
             self.reads += 1
-            lines_before = entry.chat_lines
-            found, seats = await in_db_thread(reads.seat_snapshots)(game_id)
+            lines_before = self.chat_lines
+            found, seats = await in_db_thread(reads.seat_snapshots)(self.game_id)
             read_at = time.monotonic()
             shots = {seat: _Shot(snapshot, read_at) for seat, snapshot in found.items()}
             # A chat line seen meanwhile leaves the version alone but may be missing from this read.
             v = seats[2]
-            if self.games.get(game_id) is entry and entry.chat_lines == lines_before:
-                self._learn(entry, v)
-                if entry.version == v:
-                    entry.seats = (seats[0], seats[1])
-                    entry.shots.update(shots)
+            if self.chat_lines == lines_before:
+                self._learn(v)
+                if self.version == v:
+                    self.seats = (seats[0], seats[1])
+                    self.shots.update(shots)
             return shots[_seat_of((seats[0], seats[1]), player_id)]
-        except BaseException:
-            if self.games.get(game_id) is entry and entry.version < 0:
-                del self.games[game_id]
-            raise
         finally:
-            self._done(entry, done)
+            self._done(done)
 
     @staticmethod
     def _copy(shot: _Shot, role: str | None) -> Copy:

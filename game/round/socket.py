@@ -49,7 +49,6 @@ from game.round import (
     rematcher,
     snapshots,
     takebacks,
-    turns,
 )
 from game.round.errors import ActionError
 from game.round.progress import Progress
@@ -66,6 +65,7 @@ from game.round.protocol import (
     decode_frame,
     parse_client_message,
 )
+from game.round.round import Round
 from game.sockets import RATE_LIMITED, RateLimited, SocketRateLimit, in_background, in_db_thread
 
 log = logging.getLogger(__name__)
@@ -127,21 +127,24 @@ CLOCK_TIMER_SLACK_S = 0.05
 
 #: Seconds between two ``audience`` notices of one game from one process.
 AUDIENCE_EVERY_S = 1.0
-_audience_pending: dict[str, asyncio.Task[None]] = {}
 
 
-async def _announce_later(game_id: str) -> None:
+async def _announce_later(round_: Round) -> None:
+    game_id = round_.game_id
     try:
         await asyncio.sleep(AUDIENCE_EVERY_S)
-        del _audience_pending[game_id]  # a change from now on schedules the next notice
+        round_.audience = None  # a change from now on schedules the next notice
         audience = await presence.audience(game_id)
         # The game's version rides along: a page behind it missed an event (one whose publish
         # died with its server process, say) and asks for a snapshot.
         game_v = await in_db_thread(reads.version)(game_id)
         await fanout.publish(game_id, [events.AudienceEvent(game_v=game_v, **audience)])
     except Exception as exc:  # noqa: BLE001 - a notice is a convenience; never fatal
-        _audience_pending.pop(game_id, None)
         log.warning("could not announce the audience of %s: %s", game_id, exc)
+    finally:
+        if round_.audience is asyncio.current_task():
+            round_.audience = None
+        round_.released()
 
 
 class GameConsumer(AsyncJsonWebsocketConsumer):
@@ -167,6 +170,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     #: This socket's entry in the per-session and per-address counts (None: not counted).
     ticket: admission.Ticket | None = None
     role = "S"
+    #: The game's Round in this process (set when the socket joins its game).
+    round: Round
     #: Events from the hub held while a snapshot is read and sent (None when none is).
     held: list[tuple[list[tuple[str, str]], dict[str, Any] | None]] | None = None
     deadline: float | None = None
@@ -220,9 +225,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         async with self.holding_events():
             try:
                 # Joined first: every event committed after the snapshot is read reaches this socket.
-                await fanout.hub().join(self.game_id, self)
+                self.round = await fanout.hub().join(self.game_id, self)
                 self.joined = True
-                snapshot = await fanout.hub().snapshots.copy(self.game_id, self.player_id)
+                snapshot = await self.round.snapshots.copy(self.player_id)
             except (ActionError, fanout.Unavailable, DatabaseError) as exc:
                 if isinstance(exc, DatabaseError):
                     log.error("database unavailable for game %s: %s", self.game_id, exc)
@@ -331,9 +336,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         unversioned): at most one notice per game and process every :data:`AUDIENCE_EVERY_S`
         seconds, however many sockets come and go, so a crowd joining costs O(sockets), not
         O(sockets²)."""
-        if self.game_id not in _audience_pending:
-            _audience_pending[self.game_id] = asyncio.get_running_loop().create_task(
-                _announce_later(self.game_id))
+        if self.round.audience is None:
+            self.round.audience = asyncio.get_running_loop().create_task(_announce_later(self.round))
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None,
                       **kwargs: Any) -> None:
@@ -431,15 +435,14 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         elif isinstance(message, Sync):
             await self.sync(message.v)
         elif isinstance(message, PlayMove):
-            progress = await turns.run(self.game_id, actions.play_move, self.player_id, message.move,
-                                       message.v, arrived_at=arrived, on_loop=actions.play_move_on_loop)
+            progress = await self.round.move(self.player_id, message.move, message.v, arrived_at=arrived)
             await self.publish(progress)
             if progress.events and progress.game.control.days:
                 # The opponent's forecast may answer this move: its reply is an ordinary move, played
                 # and published after this one (game.correspondence.forecasts).
                 await self.answer_forecast()
         elif isinstance(message, ForecastLines):
-            progress = await turns.run(self.game_id, forecasts.save, self.player_id, message.lines, arrived)
+            progress = await self.round.run(forecasts.save, self.player_id, message.lines, arrived)
             await self.publish(progress)
         elif isinstance(message, ClockCheck):
             if self.deadline is not None and time.monotonic() >= self.deadline - CLOCK_CHECK_LEAD_S:
@@ -447,7 +450,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         elif isinstance(message, Action):
             if message.name in NEW_GAME_ACTIONS:
                 await self.count_new_game()
-            progress = await turns.run(self.game_id, ACTIONS[message.name], self.player_id, arrived)
+            progress = await self.round.run(ACTIONS[message.name], self.player_id, arrived)
             await self.publish(progress)
         elif isinstance(message, Chat):
             # No turn of the game's actions and no row lock: a line does not change the game.
@@ -469,7 +472,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         """Play the forecast reply the last move calls for, if one is pending
         (:func:`game.correspondence.forecasts.reply`), and publish it."""
         try:
-            await self.publish(await turns.run(self.game_id, forecasts.reply))
+            await self.publish(await self.round.run(forecasts.reply))
         except (ActionError, DatabaseError) as exc:
             log.warning("could not play the forecast reply in %s: %s", self.game_id, exc)
 
@@ -485,7 +488,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         """Answer ``sync``: ``synced`` when the page already has the game's version ``v``, else a
         snapshot; both from this process's snapshots of the game while fresh
         (:mod:`game.round.snapshots`: a sync that finds nothing changed reads nothing)."""
-        if v is not None and await fanout.hub().snapshots.version(self.game_id) == v:
+        if v is not None and await self.round.snapshots.current_version() == v:
             await self.send_message({"type": "synced", "v": v})
             return
         await self.send_snapshot()
@@ -526,7 +529,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         snapshot.  Raises what :func:`game.round.reads.snapshot` raises.
         """
         async with self.holding_events():
-            await self.send_copy(await fanout.hub().snapshots.copy(self.game_id, self.player_id, self.role))
+            await self.send_copy(await self.round.snapshots.copy(self.player_id, self.role))
 
     async def send_copy(self, snapshot: snapshots.Copy) -> None:
         """Send a snapshot already encoded for this socket and follow the clock of its state."""
@@ -673,7 +676,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     async def check_clock(self) -> None:
         """Ask the server's clock whether the side to move has run out; publish the end if so.
         If not (an outage of the game events was not charged), follow the clock as it is now."""
-        progress = await turns.run(self.game_id, actions.check_clock)
+        progress = await self.round.run(actions.check_clock)
         await self.publish(progress)
         if not progress.events and self.role in ("B", "W"):
             game = progress.game

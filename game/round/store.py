@@ -21,8 +21,7 @@ from collections.abc import Callable, Iterator
 from types import SimpleNamespace
 from typing import Any, ParamSpec, TypeVar
 
-import psycopg
-from django.db import DEFAULT_DB_ALIAS, OperationalError, connections
+from django.db import DEFAULT_DB_ALIAS, OperationalError, connections, transaction
 from django.db.models import Field
 from django.db.transaction import TransactionManagementError
 from django.utils import timezone
@@ -276,12 +275,12 @@ def insert_move_and_bump(game: Game, played: tuple[int, str, str], changes: dict
 
 
 def writes_unlocked() -> bool:
-    """Whether a move may be written by :func:`move_if_unchanged` now: on PostgreSQL, outside
-    any transaction (an action that already holds the row writes through its transaction).
-    Connects first when it may, so that the wait for a connection comes before the move's time
-    is taken, as the row lock's does on the locked way (that time is charged to nobody)."""
-    conn, sql = _connection()
-    if not sql.insert_with_update or conn.in_atomic_block:
+    """Whether a move may be written by :func:`move_if_unchanged` now: outside any transaction
+    (an action that already holds the row writes through its transaction).  Connects first when
+    it may, so that the wait for a connection comes before the move's time is taken, as the row
+    lock's does on the locked way (that time is charged to nobody)."""
+    conn, _ = _connection()
+    if conn.in_atomic_block:
         return False
     conn.ensure_connection()
     return True
@@ -289,21 +288,24 @@ def writes_unlocked() -> bool:
 
 def move_if_unchanged(game: Game, played: tuple[int, str, str], changes: dict[str, Any]) -> bool:
     """Store ``played`` (ply, notation, FEN after it) and ``changes`` as :func:`insert_move_and_bump`
-    does, in one statement on its own (autocommit, no ``BEGIN``/``COMMIT``), if the stored game
-    still has ``game.version``; returns whether it did.
+    does, if the stored game still has ``game.version``; returns whether it did.
 
     ``game`` is a copy of the row this process kept after the game's last change
-    (:func:`game.round.records.take`), not a row read now.  Every change of a game advances its
+    (:class:`game.round.records.Kept`), not a row read now.  Every change of a game advances its
     version (:func:`bump`), so a row with the same version holds the same values: the move was
-    decided on what is stored.  The statement locks the row only at that version (``NOWAIT``
-    within :func:`without_waiting`, as :func:`load_for_update`), updates it only then and inserts
-    the ply only if it updated it.  False, with nothing stored, when the version moved; raises
-    :class:`RowBusy` when another transaction holds the row (within :func:`without_waiting`),
-    ``IntegrityError`` when the game has ply ``ply`` already.  On success ``game`` holds the
-    stored values.  PostgreSQL only (:func:`writes_unlocked`).
+    decided on what is stored.  On PostgreSQL it is one statement on its own (autocommit): it
+    locks the row only at that version (``NOWAIT`` within :func:`without_waiting`, as
+    :func:`load_for_update`), updates it only then and inserts the ply only if it updated it.
+    Elsewhere (SQLite, whose writers take turns for the whole database) the conditional
+    ``UPDATE`` and then the ``INSERT`` run in one transaction.  False, with nothing stored, when
+    the version moved; raises :class:`RowBusy` when another transaction holds the row (within
+    :func:`without_waiting`), ``IntegrityError`` when the game has ply ``ply`` already.  On
+    success ``game`` holds the stored values.
     """
+    conn, sql = _connection()
+    if not sql.insert_with_update:
+        return _move_if_unchanged_in_turn(conn, sql, game, played, changes)
     statement, params = _kept_move_statement(game, played, changes, nowait=never_waits())
-    conn, _ = _connection()
     with _busy_when_held(game.pk), conn.cursor() as cursor:
         cursor.execute(statement, params)
         inserted = cursor.rowcount
@@ -313,20 +315,16 @@ def move_if_unchanged(game: Game, played: tuple[int, str, str], changes: dict[st
     return True
 
 
-async def move_if_unchanged_on_loop(db: psycopg.AsyncConnection[Any], game: Game, played: tuple[int, str, str],
-                                    changes: dict[str, Any]) -> bool:
-    """:func:`move_if_unchanged`'s statement sent on ``db``, a connection of the event loop
-    (:func:`checkers_site.loopdb.borrowed`), with the row's lock taken ``NOWAIT``: no database
-    thread.  Returns whether it stored the move; False, with nothing stored, also when another
-    transaction holds the row or the game has ply ``ply`` already.  On success ``game`` holds the
-    stored values.  Raises what psycopg raises for a lost connection (``OperationalError``)."""
-    statement, params = _kept_move_statement(game, played, changes, nowait=True)
-    try:
-        cursor = await db.execute(statement, params)
-    except (psycopg.errors.LockNotAvailable, psycopg.IntegrityError):
-        return False
-    if cursor.rowcount != 1:
-        return False
+def _move_if_unchanged_in_turn(conn: Any, sql: _MovePathSql, game: Game, played: tuple[int, str, str],
+                               changes: dict[str, Any]) -> bool:
+    """:func:`move_if_unchanged` where the ``INSERT`` cannot ride in the ``UPDATE``: both in one
+    transaction, the ``INSERT`` only after the ``UPDATE`` found the kept version."""
+    update, params = _update(conn, sql, game, changes)
+    with transaction.atomic(using=conn.alias), conn.cursor() as cursor:
+        cursor.execute(update, params)
+        if cursor.rowcount != 1:
+            return False
+        cursor.execute(sql.insert_move, _move_params(conn, sql, game, *played))
     _updated(game, changes, 1)
     return True
 

@@ -11,7 +11,7 @@ from game import rules
 from game.computer import player as computer_play
 from game.computer import seat as computer
 from game.models import Game
-from game.round import actions, errors
+from game.round import actions, errors, fanout
 from tests.web.conftest import recv
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -97,7 +97,7 @@ async def test_computer_move_for_a_changed_position_is_refused(alice):
     # Meanwhile the computer's move was played (by another server process, say).
     await database_sync_to_async(actions.play_move)(game_id, computer.player_id(1), "9-13", 0)
     with pytest.raises(errors.ActionError) as refused:
-        await computer_play._carry_out(game_id, job)
+        await computer_play._carry_out(fanout.hub().round(game_id), job)
     assert refused.value.code in ("stale", "not_your_turn")
     game = await database_sync_to_async(Game.objects.get)(pk=game_id)
     assert game.ply == 1

@@ -1,4 +1,4 @@
-"""Game events through the process's hub (game/fanout.py) with the real Redis and database."""
+"""Game events through the process's hub (game/round/fanout/) with the real Redis and database."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from game.round import actions, fanout, reads
+from game.round.fanout import hubs as fanout_hub
+from game.round.fanout import line as fanout_line
 from game.round.fanout import publish
+from game.round.fanout import transport as fanout_transport
 from tests.system.processes import free_port
 from tests.web.conftest import recv
 
@@ -84,7 +87,7 @@ async def test_socket_closes_4503_when_redis_is_unreachable(alice, bob, monkeypa
     page reconnects later instead of showing a game that would never move."""
     game_id = await start_game(alice, bob)
     monkeypatch.setattr(settings, "REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")  # nobody listens
-    monkeypatch.setattr(fanout, "JOIN_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(fanout_hub, "JOIN_TIMEOUT_S", 0.5)
     from channels.testing import WebsocketCommunicator
 
     from checkers_site.asgi import application
@@ -103,7 +106,7 @@ async def test_audience_notice_carries_the_version_so_a_missed_event_is_noticed(
     game_id = await start_game(alice, bob)
     b, snap = await bob.connect(game_id)
     await database_sync_to_async(actions.play_move)(game_id, alice.player_id, "11-15", snap["v"])
-    fanout.hub().snapshots.clear()              # another process keeps none of this one's snapshots
+    fanout.hub().forget_snapshots()             # another process keeps none of this one's snapshots
     a, snap_a = await alice.connect(game_id)   # the mover's page, back on another process
     assert snap_a["v"] == snap["v"] + 1
 
@@ -182,7 +185,8 @@ def game_channels() -> set[str]:
     """The game channels someone is subscribed to in Redis (the hub's link channel included)."""
     admin = redis.Redis.from_url(settings.REDIS_URL)
     try:
-        return {name.decode()[len(fanout._prefix()):] for name in admin.pubsub_channels(fanout._prefix() + "*")}
+        prefix = fanout_transport.prefix()
+        return {name.decode()[len(prefix):] for name in admin.pubsub_channels(prefix + "*")}
     finally:
         admin.close()
 
@@ -235,7 +239,7 @@ async def test_sockets_that_come_and_go_leave_the_game_subscribed_while_one_is_t
 async def test_a_socket_that_joins_while_the_link_is_down_gets_its_game_subscribed(alice, bob, monkeypatch):
     """The link to Redis drops; a socket of a game new to the process joins before it is back:
     once it is back, the game's events reach that socket as events."""
-    monkeypatch.setattr(fanout, "RETRY_S", 2.0)  # time to join while the link is down
+    monkeypatch.setattr(fanout_line, "RETRY_S", 2.0)  # time to join while the link is down
     other = await start_game(alice, bob)
     keep, _ = await bob.connect(other)   # the process has a socket, so the loss is noticed
     game_id = await start_game(alice, bob)
@@ -284,7 +288,7 @@ async def test_a_join_waits_for_a_late_confirmation_while_the_link_is_up(alice, 
     """A process too busy to read Redis's confirmation of a game's subscription within
     ``JOIN_TIMEOUT_S`` (a crowd connecting at once) still lets the socket in: the link is up, so
     the confirmation comes late, not never, and refusing sent the page away to reconnect."""
-    monkeypatch.setattr(fanout, "JOIN_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(fanout_hub, "JOIN_TIMEOUT_S", 0.3)
     other = await start_game(alice, bob)
     keep, _ = await bob.connect(other)   # the process's link is up and confirmed
     game_id = await start_game(alice, bob)

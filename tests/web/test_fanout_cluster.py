@@ -14,6 +14,7 @@ from django.conf import settings
 
 from game.round import fanout
 from game.round.events import AudienceEvent, publications
+from game.round.fanout import transport as fanout_transport
 from tests.cluster_support import Cluster, redis_cluster  # noqa: F401 - the fixture
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -94,14 +95,14 @@ async def test_each_game_is_read_on_its_shard_and_only_while_it_has_sockets(hub,
     assert await until(lambda: fanout.channel(games[0]) not in shard_channels(redis_cluster))
     assert fanout.channel(games[1]) in shard_channels(redis_cluster)
     # Published from a synchronous caller too (the pages' path), with SPUBLISH.
-    fanout._sync_client = None
+    fanout_transport.sync_publisher.client = None
     settings.REDIS_CLUSTER_URL = redis_cluster.url
     try:
-        await asyncio.to_thread(fanout._publish_sync, games[1], [event(7), event(8)])
+        await asyncio.to_thread(fanout_transport.sync_publisher.publish, games[1], [event(7), event(8)])
         assert await until(lambda: versions(pages[games[1]]) == [1, 7, 8])
     finally:
         settings.REDIS_CLUSTER_URL = ""
-        fanout._sync_client = None
+        fanout_transport.sync_publisher.client = None
     await hub.close()
 
 

@@ -1,10 +1,11 @@
-"""The record a process keeps after a game's move, for the game's next move (game/round/records.py):
-the moves of a king endgame read no earlier plies, decide the end exactly as the whole game's
-record does, and a game changed in between (any new version) or a move rolled back is read again.
-Real database."""
+"""The row and record a process keeps after a game's move, for the game's next move
+(game/round/records.py, handed from move to move as a game's Round does): the moves of a king
+endgame read no earlier plies, decide the end exactly as the whole game's record does, and a game
+changed in between (any new version) or a move rolled back is read again.  Real database."""
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 
@@ -15,7 +16,8 @@ from prometheus_client import REGISTRY
 
 from game import rules
 from game.models import Game
-from game.round import actions, drawer, errors, records, store
+from game.round import actions, drawer, errors, store
+from game.round.records import Kept
 from tests.web.conftest import row_held
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -26,11 +28,15 @@ KINGS = "B:WK32:BK1"
 ROUND = ["1-6", "32-27", "6-1", "27-32"]
 
 
+#: What each game's Round would keep after its last move here.
+_kept: dict[str, Kept | None] = {}
+
+
 @pytest.fixture(autouse=True)
 def nothing_kept():
-    records.forget()
+    _kept.clear()
     yield
-    records.forget()
+    _kept.clear()
 
 
 def king_game() -> str:
@@ -44,7 +50,8 @@ def play(game_id: str, text: str) -> tuple[Game, list[str]]:
     game = Game.objects.get(pk=game_id)
     player = ALICE if game.turn is rules.Color.BLACK else BOB
     with CaptureQueriesContext(connection) as queries:
-        progress = actions.play_move(game_id, player, text, game.version)
+        progress = actions.play_move(game_id, player, text, game.version, kept=_kept.pop(game_id, None))
+    _kept[game_id] = progress.kept
     return progress.game, [q["sql"] for q in queries.captured_queries]
 
 
@@ -84,7 +91,7 @@ def test_a_record_forgotten_is_read_again_with_the_same_outcome():
     """As on another process (which keeps nothing of this game): the repetition still counts."""
     game_id = king_game()
     for text in ROUND * 2:
-        records.forget()
+        _kept.clear()
         game, statements = play(game_id, text)
         assert reads_of_moves(statements) == (1 if game.ply > 1 else 0)
     assert game.status == Game.Status.FINISHED
@@ -96,7 +103,7 @@ def test_a_move_rolled_back_keeps_nothing():
     play(game_id, "1-6")
     game = Game.objects.get(pk=game_id)
     with pytest.raises(RuntimeError), transaction.atomic():
-        actions.play_move(game_id, BOB, "32-27", game.version)
+        actions.play_move(game_id, BOB, "32-27", game.version, kept=_kept.pop(game_id))
         raise RuntimeError("the caller's transaction fails after the move")
     game, statements = play(game_id, "32-28")
     assert reads_of_moves(statements) == 1
@@ -115,11 +122,12 @@ def test_a_capture_keeps_a_record_that_starts_from_it():
     assert game.no_progress == 1
 
 
-# The row kept with the record: on PostgreSQL a move after one played here is decided on it and
-# stored in one statement, as long as the stored version is still the kept row's.
+# The row kept with the record: a move after one played here is decided on it and stored by one
+# conditional write (one statement on PostgreSQL, the UPDATE then the INSERT on SQLite), as long
+# as the stored version is still the kept row's.
 
 postgresql_only = pytest.mark.skipif("connection.vendor != 'postgresql'",
-                                     reason="moves are written without a transaction on PostgreSQL only")
+                                     reason="PostgreSQL's row locks")
 
 
 def stored_by_row() -> tuple[float, float]:
@@ -141,8 +149,8 @@ def test_a_move_after_one_played_here_is_one_statement_and_stores_what_the_locke
         assert "NOWAIT" not in statements[0]   # outside without_waiting, as load_for_update
         assert stored_by_row() == (kept + 1, locked + 1)
     else:
-        assert [sql.split()[0] for sql in statements] == ["BEGIN", "SELECT", "INSERT", "UPDATE", "COMMIT"]
-        assert stored_by_row() == (kept, locked + 2)
+        assert [sql.split()[0] for sql in statements] == ["BEGIN", "UPDATE", "INSERT", "COMMIT"]
+        assert stored_by_row() == (kept + 1, locked + 1)
     stored = Game.objects.get(pk=game_id)
     assert (game.ply, game.version, game.fen) == (2, first.version + 1, "B:WK27:BK6")
     assert (stored.ply, stored.version, stored.fen, stored.position_version) == (
@@ -159,7 +167,7 @@ def test_a_game_ended_elsewhere_refuses_the_move_kept_here():
     play(game_id, "32-27")
     actions.resign(game_id, BOB)
     with pytest.raises(errors.ActionError) as exc:
-        actions.play_move(game_id, ALICE, "6-1", Game.objects.get(pk=game_id).version)
+        actions.play_move(game_id, ALICE, "6-1", Game.objects.get(pk=game_id).version, kept=_kept.pop(game_id))
     assert exc.value.code == "game_over"
     stored = Game.objects.get(pk=game_id)
     assert (stored.status, stored.ply, stored.move_set.count()) == (Game.Status.FINISHED, 2, 2)
@@ -170,10 +178,10 @@ def test_a_refused_move_leaves_the_game_as_it_was_and_the_next_one_plays():
     first, _ = play(game_id, "1-6")
     for text, code in (("32-23", "illegal_move"), ("hello", "malformed_move")):
         with pytest.raises(errors.ActionError) as exc:
-            actions.play_move(game_id, BOB, text, first.version)
+            actions.play_move(game_id, BOB, text, first.version, kept=_kept.pop(game_id, None))
         assert exc.value.code == code
     with pytest.raises(errors.ActionError) as exc:
-        actions.play_move(game_id, ALICE, "6-1", first.version)
+        actions.play_move(game_id, ALICE, "6-1", first.version, kept=_kept.pop(game_id, None))
     assert exc.value.code == "not_your_turn"
     stored = Game.objects.get(pk=game_id)
     assert (stored.ply, stored.version, stored.move_set.count()) == (1, first.version, 1)
@@ -199,7 +207,7 @@ def test_a_kept_move_on_a_row_held_elsewhere_is_busy_at_once_and_stores_nothing(
     game_id = king_game()
     first, _ = play(game_id, "1-6")
     with row_held(game_id), pytest.raises(store.RowBusy):
-        store.without_waiting(actions.play_move)(game_id, BOB, "32-27", first.version)
+        store.without_waiting(actions.play_move)(game_id, BOB, "32-27", first.version, kept=_kept.pop(game_id))
     stored = Game.objects.get(pk=game_id)
     assert (stored.ply, stored.version, stored.move_set.count()) == (1, first.version, 1)
     game, _ = play(game_id, "32-27")
@@ -220,18 +228,20 @@ def test_a_kept_move_on_a_row_held_elsewhere_waits_outside_without_waiting():
 
 
 def test_racing_moves_for_a_kept_row_land_once():
-    """Eight threads, each with its own connection, submit White's reply at once: one may take
-    the kept row, the others lock the stored one."""
+    """Eight threads, each with its own connection and its own copy of the kept row (as eight
+    processes that each kept it), submit White's reply at once: one move lands."""
     game_id = king_game()
     first, _ = play(game_id, "1-6")
+    kept = _kept.pop(game_id)
     barrier = threading.Barrier(8)
     results = []
 
     def submit(text):
         try:
+            mine = copy.deepcopy(kept)
             barrier.wait()
             try:
-                actions.play_move(game_id, BOB, text, first.version)
+                actions.play_move(game_id, BOB, text, first.version, kept=mine)
                 results.append("ok")
             except errors.ActionError as exc:
                 results.append(exc.code)

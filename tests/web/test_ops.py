@@ -32,6 +32,7 @@ from checkers_site.asgi import application
 from checkers_site.ops import errors, health, logs, metrics
 from game.engine import EngineBusy, EnginePool
 from game.round import actions, fanout
+from game.round.fanout import publishing as fanout_publish
 from tests.system.processes import free_port
 from tests.web.conftest import recv
 
@@ -219,7 +220,7 @@ def sample(name: str, **labels) -> float:
 async def test_failed_publishes_and_republishes_are_counted(monkeypatch):
     """The hub's Redis refuses the first publish (a server nobody serves); the republish, once the
     working Redis is back, goes out: one failure and one republish counted."""
-    monkeypatch.setattr(fanout, "REPUBLISH_AFTER_S", (0.05,))
+    monkeypatch.setattr(fanout_publish, "REPUBLISH_AFTER_S", (0.05,))
     failed, again = sample("checkers_event_publish_failures_total", when="first"), \
         sample("checkers_events_republished_total")
     from game.round.events import AudienceEvent
@@ -244,7 +245,7 @@ async def test_resubscriptions_and_resyncs_are_counted():
 
     hub = fanout.Hub(settings.REDIS_URL)
     members = [Member(), Member()]
-    hub.members = {"g": set(members)}
+    hub.round("g").members.update(members)
     resubscribed, resyncs = sample("checkers_resubscriptions_total"), sample("checkers_resyncs_total")
     line = hub.line_of("g")
     await line._subscribed()  # the first: nothing missed

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from game.models import Game, Move
-from game.round import actions, drawer, errors, records, store
+from game.round import actions, drawer, errors, store
 from game.rules import Color
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -177,7 +177,6 @@ def test_a_move_locks_then_stores_its_ply_and_the_game_in_one_statement_on_postg
     ``tests/web/test_kept_records.py``)."""
     game = actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"))
     version = actions.play_move(game.id, ALICE, "11-15", game.version).game.version
-    records.forget()
     with CaptureQueriesContext(connection) as queries:
         actions.play_move(game.id, BOB, "22-18", version)
     sent = [q["sql"].split()[0] for q in queries.captured_queries]
