@@ -210,7 +210,8 @@ CHANNEL_LAYERS = {
             "prefix": REDIS_PREFIX,
             # Every socket of a process shares one queue in Redis (its "specific.<id>!" key), and
             # the capacity counts that whole queue: 200 dropped events without a word once
-            # ~1,500 sockets on a process got busy, and their games stalled (docs/performance.md).
+            # ~1,500 sockets on a process got busy, and their games stalled
+            # (docs/performance/02-live-load.md, first round).
             "capacity": env.int("CHANNELS_CAPACITY", default=20000),
             "expiry": 30,
         },
