@@ -58,7 +58,7 @@ lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy game checkers_site
 
-# The translations (README, "Languages"): gather every marked string of the pages, the server and
+# The translations (docs/playing.md, "Languages"): gather every marked string of the pages, the server and
 # the scripts into locale/<lang>/LC_MESSAGES/{django,djangojs}.po, then compile the .mo files (both
 # are committed; tests/web/test_i18n.py checks that they agree and that nothing is left untranslated).
 # Needs GNU gettext (apt-get install gettext).

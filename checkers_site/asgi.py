@@ -4,7 +4,7 @@ Websockets pass through ``HandshakeLog`` (a refused handshake is logged with its
 ``SameOriginValidator`` (only the site's own origin,
 scheme, host and port, may open a socket) and the session middleware (a seat belongs to a session).
 Not channels' auth middleware: no socket reads ``scope["user"]``, and resolving it cost every
-connect a hop to channels' single sync thread (docs/performance.md, "Live load").
+connect a hop to channels' single sync thread (docs/performance/02-live-load.md).
 """
 
 import os

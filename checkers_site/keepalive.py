@@ -6,8 +6,7 @@ close frame is noticed within seconds on both sides (docs/protocol.md).  With
 at a human pace, and each one went through Daphne's application queue,
 channels' consumer, the socket's rate limits, the message parser and back out
 through channels and Daphne: the pongs' sends alone were 11 % of a busy server
-process's samples (docs/performance.md, "Third round: 3,000 sockets that ping
-every 3 s").
+process's samples (docs/performance/03-third-round-pings.md).
 
 So the site's transport (``checkers_site.serve``) answers a ping itself, with
 the same ``{"type": "pong"}``, once the socket's consumer has asked it to

@@ -37,13 +37,13 @@ Environment variables:
 ``GAME_SESSION_RATE_LIMIT`` messages of all of a session's game sockets (``40/second;900/minute``).
 ``GAME_ADDRESS_RATE_LIMIT`` messages of all of a client address's game sockets (``100/second;3000/minute``).
 ``ANALYSIS_RATE_LIMIT_SESSION``, ``ANALYSIS_RATE_LIMIT_ADDRESS``, ``GAME_CREATE_RATE_LIMIT_SESSION``,
-``GAME_CREATE_RATE_LIMIT_ADDRESS``  HTTP limits on searches and new games (README).
+``GAME_CREATE_RATE_LIMIT_ADDRESS``  HTTP limits on searches and new games (docs/deploy.md).
 ``COMPUTER_MIN_THINK_MS``   the least time the computer takes over a move (default 400).
 ``GAME_DB_THREADS``         threads running the game sockets' database work, per process (default 8).
 ``LOG_FORMAT``              ``json`` (default) or ``text`` (default with ``DJANGO_DEBUG``); ``LOG_LEVEL`` (INFO).
 ``METRICS_ENABLED``         ``/metrics`` answers at all (default 1); ``METRICS_ALLOWED_ADDRESSES`` (loopback),
                             ``METRICS_TOKEN`` (a bearer token that may read it from anywhere).
-``PROMETHEUS_MULTIPROC_DIR`` an empty folder shared by several server processes' metrics (README).
+``PROMETHEUS_MULTIPROC_DIR`` an empty folder shared by several server processes' metrics (docs/deploy.md).
 ``SENTRY_DSN``              error reports to Sentry when set; ``SENTRY_ENVIRONMENT``, ``SENTRY_RELEASE``,
                             ``SENTRY_TRACES_SAMPLE_RATE`` (0).
 ``EMAIL_URL``               how mail goes out (password resets, email confirmations, turn mails), e.g.
@@ -210,7 +210,8 @@ CHANNEL_LAYERS = {
             "prefix": REDIS_PREFIX,
             # Every socket of a process shares one queue in Redis (its "specific.<id>!" key), and
             # the capacity counts that whole queue: 200 dropped events without a word once
-            # ~1,500 sockets on a process got busy, and their games stalled (docs/performance.md).
+            # ~1,500 sockets on a process got busy, and their games stalled
+            # (docs/performance/02-live-load.md, first round).
             "capacity": env.int("CHANNELS_CAPACITY", default=20000),
             "expiry": 30,
         },
@@ -362,7 +363,7 @@ LANGUAGES = [
     ("fr", "Français"),
 ]
 LOCALE_PATHS = [BASE_DIR / "locale"]
-#: The language picker's choice is remembered per browser for a year (README, "Languages").
+#: The language picker's choice is remembered per browser for a year (docs/playing.md, "Languages").
 LANGUAGE_COOKIE_AGE = 60 * 60 * 24 * 365
 LANGUAGE_COOKIE_SAMESITE = "Lax"
 TIME_ZONE = "UTC"

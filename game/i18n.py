@@ -163,7 +163,7 @@ def level_name(number: int, english: str) -> str:
     return names.get(number, english)
 
 
-#: What ``makemessages`` leaves out (README, "Languages"): the tests, the benchmarks, the
+#: What ``makemessages`` leaves out (docs/playing.md, "Languages"): the tests, the benchmarks, the
 #: collected static files and the checkout's own state; dot-folders (the virtualenv) are left
 #: out by Django itself.
 MAKEMESSAGES_IGNORE = ["-i", "tests", "-i", "bench", "-i", "scripts", "-i", "staticfiles", "-i", "var",

@@ -3,7 +3,7 @@
 CPython's cyclic collector stops the whole process while it runs, and a full
 (generation 2) collection walks every tracked object: in a Daphne process with
 thousands of open sockets that was 150-500 ms during which no move of any game
-went out (``docs/performance.md``, "Third round", "Garbage collection").  Two things shorten
+went out (``docs/performance/03-third-round-pings.md``, "Garbage collection").  Two things shorten
 it, both set when a server process starts (:func:`tune`, called by
 ``checkers_site.serve`` once the site is loaded and before the first
 connection):

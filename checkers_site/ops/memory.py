@@ -1,8 +1,8 @@
 """Giving freed memory back to the system, so a server process's resident size stays flat.
 
-A server process's live objects stay the same over hours (docs/performance.md, "Memory over
-time"), but glibc's allocator keeps the pages it freed: under steady play the resident size of a
-Daphne process crept up by 8 to 9 MB an hour, all of it free memory the allocator held.  A thread
+A server process's live objects stay the same over hours (docs/performance/10-memory.md), but
+glibc's allocator keeps the pages it freed: under steady play the resident size of a Daphne process
+crept up by 8 to 9 MB an hour, all of it free memory the allocator held.  A thread
 of each server process calls ``malloc_trim(0)`` every ``MALLOC_TRIM_EVERY_S`` seconds (60; 0
 turns it off), which returns those pages.  Without glibc (another C library) it does nothing.
 """

@@ -1,8 +1,8 @@
 // The texts the scripts show, in the page's language: Django's JavaScript catalog (/jsi18n/,
 // loaded by base.html as a classic script before the modules) defines a global `django` with
 // gettext, ngettext and interpolate. Without it (a test page, the catalog failing to load) the
-// English text is shown. Strings are found by `manage.py makemessages -d djangojs` (README,
-// "Languages"): call these functions by these names, with literal strings.
+// English text is shown. Strings are found by `manage.py makemessages -d djangojs`
+// (docs/playing.md, "Languages"): call these functions by these names, with literal strings.
 
 function catalog() {
   const django = globalThis.django;

@@ -237,8 +237,8 @@ class HostProcess:
 
 
 def daphne(host: Host, port: int, log_path: Path, env: dict) -> HostProcess:
-    """The site served by one Daphne process on ``host:port``, started as in production (README.md,
-    "Production"), with ``env`` as its environment."""
+    """The site served by one Daphne process on ``host:port``, started as in production
+    (docs/deploy.md, "Production"), with ``env`` as its environment."""
     import sys
 
     return HostProcess(host, port, log_path, [sys.executable, "-m", "checkers_site.serve", "--proxy-headers",

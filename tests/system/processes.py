@@ -103,7 +103,7 @@ class RedisServer(Process):
 
 
 class Daphne(Process):
-    """The site served by one Daphne process, started as in production (README.md, "Production"):
+    """The site served by one Daphne process, started as in production (docs/deploy.md, "Production"):
     Daphne's command line with the site's websocket transport (``checkers_site.serve``), taking
     the client's address from nginx's ``X-Forwarded-For``, and 10 s for a websocket's handshake
     (``deploy/systemd/checkers@.service``)."""

@@ -1,6 +1,6 @@
 """``manage.py housekeeping``: end waiting games nobody joined, clear stale presence and seeks.
 
-Run it every hour or so (``deploy/systemd/checkers-housekeeping.timer``, or cron: README,
+Run it every hour or so (``deploy/systemd/checkers-housekeeping.timer``, or cron: docs/deploy.md,
 "Production"); it is safe to run at any time and from any machine of the site, and twice at
 once. It prints what it did, e.g.::
 
