@@ -57,8 +57,8 @@ RENEW_BATCH = 500
 SEEN_TTL_S = 30 * 86400
 #: The field of a game's sightings hash: since when this Redis has known the game's presence.
 EPOCH = "epoch"
-#: Redis connections of one process's presence client (50 ran dry when 1,500 sockets of a
-#: process connected within seconds, docs/performance.md).
+#: Redis connections of one process's presence client: enough for a crowd of sockets connecting
+#: within seconds (docs/performance/02-live-load.md).
 PRESENCE_MAX_CONNECTIONS = 200
 
 _async_clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -195,8 +195,7 @@ class Writer:
     """The first writes of this process's sockets (of one event loop), sent together: while one
     round trip is under way the next sockets' entries wait, then go in the next one (up to
     :data:`RENEW_BATCH` entries a pipeline).  A burst of sockets opening together costs a few
-    round trips, not one each (a round trip a socket was 7 % of a process's time while 3,000
-    sockets connected, docs/performance.md)."""
+    round trips, not one each."""
 
     def __init__(self) -> None:
         self.waiting: list[tuple[tuple[str, str, str], asyncio.Future[None]]] = []

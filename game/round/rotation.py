@@ -1,9 +1,8 @@
 """Renewing many entries a slice at a time: a process's thousands of sockets each have entries in
-Redis that it renews (:mod:`game.round.presence`, :mod:`game.round.admission`).  Renewed all at
-once, they made one pipeline of thousands of commands every 15 or 20 s, which held the event loop
-for tens of milliseconds and delayed every move arriving meanwhile (docs/performance.md, "Fourth
-round").  A :class:`Rotation` hands them out in even slices instead, each member about once a
-cycle."""
+Redis that it renews (:mod:`game.round.presence`, :mod:`game.round.admission`).  One pipeline of
+thousands of commands would hold the event loop for tens of milliseconds and delay every move
+arriving meanwhile; a :class:`Rotation` hands them out in even slices instead, each member about
+once a cycle (docs/performance/04-fourth-round-bursts.md)."""
 
 from __future__ import annotations
 

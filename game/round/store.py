@@ -44,7 +44,7 @@ class _MovePathSql:
 
     Every move locks the game row, inserts the move and updates the game: these run as plain
     SQL on the connection, since building them and reading their results through QuerySets
-    cost more CPU than the rest of a move (``docs/performance.md``).  Values go in and come
+    cost more CPU than the rest of a move (``docs/performance/02-live-load.md``).  Values go in and come
     out converted as the ORM converts them (``get_db_prep_save``, the backend's converters).
     """
 
