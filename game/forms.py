@@ -3,6 +3,7 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from game import clock
 from game.i18n import lazy_text, time_control_label_lazy
 from game.names import (
     ACCOUNT_NAME_MESSAGE,
@@ -16,7 +17,7 @@ from game.names import (
     is_reserved,
     piles_marks,
 )
-from game.round import actions, clock
+from game.round import actions
 from game.round.errors import ActionError
 
 TIME_CONTROL_CHOICES = (

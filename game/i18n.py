@@ -21,10 +21,13 @@ from django.utils.functional import Promise, lazy
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from game import rules
+from game.clock import TimeControl, TimeControlError
+from game.players import computer_level
+from game.rules import Color, Termination
+
 if TYPE_CHECKING:
     from django_stubs_ext import StrPromise
-
-    from game import rules
 
 
 def _interpolate(message: Any, params: dict[str, Any]) -> str:
@@ -80,8 +83,6 @@ def language_of_scope(scope: Any) -> str:
 def outcome_reason(outcome: rules.Outcome) -> str:
     """Why a game ended, in the active language (the rules' :attr:`~game.rules.Outcome.reason`
     is English, for logs and PDN)."""
-    from game.rules import Color, Termination
-
     t = outcome.termination
     loser = outcome.winner.opponent if outcome.winner else None
     black = loser is Color.BLACK
@@ -110,9 +111,7 @@ def outcome_reason(outcome: rules.Outcome) -> str:
 
 def time_control_label(control: str) -> str:
     """A time control in words of the active language: ``"5+3"``, ``"3 days a move"``,
-    ``"Untimed"`` (the clock's own :meth:`~game.round.clock.TimeControl.label` is English)."""
-    from game.round.clock import TimeControl, TimeControlError
-
+    ``"Untimed"`` (the clock's own :meth:`~game.clock.TimeControl.label` is English)."""
     try:
         parsed = TimeControl.parse(control)
     except TimeControlError:
@@ -144,9 +143,8 @@ def pool_label(pool_id: str) -> str:
 def seat_name(player: str | None, stored: str) -> str:
     """The name to show for a seat held by ``player`` (a player id): the computer's name in the active
     language ("Ordinateur (niveau 3)"), or ``stored`` (the name kept with the game) for a person."""
-    from game.computer.seat import level_of  # the computer's ids; imported late, seat imports the engine
 
-    level = level_of(player)
+    level = computer_level(player)
     return stored if level is None else computer_name(level)
 
 

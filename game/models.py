@@ -13,7 +13,7 @@ import secrets
 
 from django.db import models
 
-from game.round.clock import Clock, TimeControl
+from game.clock import TimeControl
 from game.rules import Color
 
 GAME_ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
@@ -49,7 +49,7 @@ class Game(models.Model):
     start): positions before that ply can never occur again, so the rules need
     only the moves after it to decide repetitions and the forty-move rule.
 
-    ``time_control`` is a :class:`game.round.clock.TimeControl` as text (``untimed``,
+    ``time_control`` is a :class:`game.clock.TimeControl` as text (``untimed``,
     ``5+3``, ``3d``); ``black_ms``/``white_ms`` the time each side had when the
     current turn started (ms) and ``turn_started_at`` when it started.
 
@@ -175,16 +175,8 @@ class Game(models.Model):
 
     @property
     def control(self) -> TimeControl:
-        """The game's :class:`game.round.clock.TimeControl`."""
+        """The game's :class:`game.clock.TimeControl`."""
         return TimeControl.parse(self.time_control)
-
-    @property
-    def clock(self) -> Clock:
-        """The game's :class:`game.round.clock.Clock` as stored, with the times during which game
-        events could not be delivered (:func:`game.round.outages.pauses`: charged to nobody)."""
-        from game.round import outages  # it stores its windows in this module's models
-
-        return Clock.of(self, outages.pauses())
 
     @property
     def is_over(self) -> bool:

@@ -15,6 +15,8 @@ from django.db import connection, transaction
 from django.shortcuts import redirect
 from django.utils.translation import gettext
 
+from game.accounts.usernames import check
+
 log = logging.getLogger(__name__)
 
 
@@ -24,8 +26,6 @@ class AccountAdapter(DefaultAccountAdapter):
     def clean_username(self, username: str, shallow: bool = False) -> str:
         """A new username, stripped and checked (:func:`game.accounts.usernames.check`, then
         allauth's: taken whatever the case).  Raises :class:`django.forms.ValidationError`."""
-        from game.accounts.usernames import check
-
         username = username.strip()
         check(username)
         return super().clean_username(username, shallow=shallow)

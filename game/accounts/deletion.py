@@ -4,7 +4,7 @@ deleted player, and the account, its user and its ratings go.
 Ongoing games end through the game's own actions (:func:`game.round.actions.resign` for a game
 in play, :func:`game.round.actions.abort` for one still waiting for an opponent), so both pages
 update live and a rated game is rated as any resignation.  Then every seat the account holds is
-handed to a player id of its own (:func:`deleted_player`) under the name :data:`DELETED_NAME`
+handed to a player id of its own (:func:`game.players.deleted_id`) under the name :data:`DELETED_NAME`
 (:func:`game.round.handover.hand_over`, a ``seats`` event each), and its conditional moves, turn
 mails, ratings and rating history are deleted with the user (the :class:`~game.models.Account`
 and allauth's email addresses go with it, by cascade).  Every pending proposal of its games (a
@@ -15,33 +15,20 @@ the lobby are withdrawn (:func:`withdraw_seeks`).
 from __future__ import annotations
 
 import logging
-import secrets
 from typing import Any
 
 from django.db import transaction
 
 from game.models import Account, Forecast, Rating, RatingChange, TurnNotice
+from game.players import deleted_id
 from game.round import actions, handover
 from game.round.errors import ActionError
 from game.round.fanout import publish_sync
 
 log = logging.getLogger(__name__)
 
-#: The start of the player id a deleted account's seats hold (``deleted:`` and 16 hex digits, one
-#: per deleted account): never a session's (those are 32 hex digits).
-DELETED_PREFIX = "deleted:"
 #: The name a deleted account's seats are shown under (stored as it is, in every game).
 DELETED_NAME = "deleted player"
-
-
-def deleted_player() -> str:
-    """A new player id for a deleted account's seats: ``deleted:`` and 16 hex digits."""
-    return DELETED_PREFIX + secrets.token_hex(8)
-
-
-def is_deleted(player: str | None) -> bool:
-    """Whether ``player`` (a seat's player id) was a deleted account's."""
-    return player is not None and player.startswith(DELETED_PREFIX)
 
 
 def end_ongoing_games(player: str) -> list[str]:
@@ -73,8 +60,8 @@ def delete_account(user: Any) -> list[str]:
     player = account.player_id
     end_ongoing_games(player)
     end_ongoing_games(player)   # a game started meanwhile (a seek of another tab paired) ends too
-    deleted = deleted_player()
-    published = []
+    deleted = deleted_id()
+    moved = []
     with transaction.atomic():
         Forecast.objects.filter(player_id=player).delete()
         TurnNotice.objects.filter(player_id=player).delete()
@@ -87,12 +74,10 @@ def delete_account(user: Any) -> list[str]:
                 log.warning("seat of deleted %s in game %s stays: %s", player, game_id, exc.code)
                 continue
             if progress.events:
-                published.append((game_id, progress.events))
+                moved.append(game_id)   # its seats event goes out once this commits
         user.delete()
-    for game_id, events in published:
-        publish_sync(game_id, events)
     withdraw_seeks(player)
-    return [game_id for game_id, _ in published]
+    return moved
 
 
 def withdraw_seeks(player: str) -> None:

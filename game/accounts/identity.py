@@ -22,7 +22,6 @@ Signed in, games are played under the username: :func:`seat_name`.
 
 from __future__ import annotations
 
-import functools
 import logging
 import secrets
 import uuid
@@ -90,11 +89,9 @@ def account_of(user: Any, guest: str | None = None) -> Account:
 
 def move_guest_seats(guest: str, account: Account) -> list[str]:
     """Hand every seat the player id ``guest`` holds to ``account`` (each game through
-    :func:`game.round.handover.hand_over`, its ``seats`` event published once the caller's
+    :func:`game.round.handover.hand_over`, which publishes its ``seats`` event once the caller's
     transaction commits).  A game in which the account holds the other seat is left as it is.
     Returns the ids of the games moved."""
-    from game.round.fanout import publish_sync
-
     moved = []
     for game_id in handover.games_of(guest):
         try:
@@ -104,7 +101,6 @@ def move_guest_seats(guest: str, account: Account) -> list[str]:
             continue
         if progress.events:
             moved.append(game_id)
-            transaction.on_commit(functools.partial(publish_sync, game_id, progress.events))
     return moved
 
 

@@ -44,9 +44,9 @@ from django.conf import settings
 
 from checkers_site.ops import logs, metrics
 from game import rules
-from game.computer.seat import level_of
 from game.engine import EngineBusy, EnginePool, levels
 from game.models import Game
+from game.players import computer_level
 from game.round import chat, drawer, fanout, rematcher, store
 from game.round.errors import ActionError
 from game.round.events import Event
@@ -130,7 +130,7 @@ def next_job(game_id: str) -> Job | None:
     game = Game.objects.filter(pk=game_id).first()
     if game is None:
         return None
-    bots = {side: level_of(game.player(side)) for side in Color}
+    bots = {side: computer_level(game.player(side)) for side in Color}
     levels_ = {side: number for side, number in bots.items() if number}
     if not levels_:
         return None

@@ -25,10 +25,10 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from game import rules
+from game.clock import CORRESPONDENCE
 from game.i18n import lazy_text
 from game.models import Forecast, Game
-from game.round import actions, events, store
-from game.round.clock import CORRESPONDENCE
+from game.round import actions, events, outages, store
 from game.round.errors import ActionError
 from game.round.progress import Progress, expiry_change, seat_in_play, store_update
 
@@ -123,7 +123,7 @@ def save(game_id: str, player_id: str | None, lines: list[list[str]],
         if not game.control.days:
             raise ActionError("forecast_not_correspondence",
                               _("Conditional moves are for correspondence games only."))
-        expiry = game.clock.expiry(now or timezone.now())
+        expiry = outages.clock(game).expiry(now or timezone.now())
         if expiry:
             return store_update(game, None, expiry_change(expiry))
         if game.turn is seat:

@@ -29,8 +29,9 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone, translation
 
+from game.clock import CORRESPONDENCE
 from game.models import Account, Game, TurnNotice
-from game.round.clock import CORRESPONDENCE
+from game.round import outages
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +98,7 @@ def waiting_games(now: datetime) -> dict[str, list[Waiting]]:
              .order_by("turn_started_at", "id"))
     waiting: dict[str, list[Waiting]] = {}
     for game in games:
-        clock = game.clock
+        clock = outages.clock(game)
         if clock.expiry(now):
             continue
         side = game.turn

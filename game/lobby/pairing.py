@@ -27,8 +27,8 @@ import random
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 
+from game.clock import STANDARD
 from game.ratings.categories import category_of
-from game.round.clock import STANDARD
 
 #: Longest pool id, in characters; pool ids are lowercase ASCII letters, digits, ``+``, ``-`` and ``_``.
 POOL_ID_MAX_CHARS = 32

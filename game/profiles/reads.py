@@ -14,12 +14,13 @@ from typing import Any
 
 from django.db.models import Case, Count, F, Q, QuerySet, When
 
+from game.clock import TimeControlError
 from game.i18n import seat_name
 from game.models import Account, Game, Move, Rating, RatingChange
 from game.ratings import categories
 from game.ratings.categories import CATEGORIES
 from game.ratings.games import PROVISIONAL_DEVIATION
-from game.round.clock import TimeControlError
+from game.round.reads import pdn_of
 
 #: A rating whose deviation is above this is provisional (shown with "?", off the leaderboards).
 PROVISIONAL_RD = PROVISIONAL_DEVIATION
@@ -333,8 +334,6 @@ def archive(player_id: str, *, result: str = "", opponent: str = "", category: s
 def pdn_batches(games: QuerySet[Game], site: str, batch: int = 100) -> Iterator[list[str]]:
     """The PDN texts of ``games`` (oldest first), ``batch`` games at a time: each batch is two
     queries (the games, their moves), so a large archive is never held in memory at once."""
-    from game.round.reads import pdn_of
-
     after: tuple[Any, str] | None = None
     games = games.order_by("created_at", "id")
     while True:

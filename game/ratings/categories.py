@@ -8,7 +8,7 @@ never rated.
 
 from __future__ import annotations
 
-from game.round.clock import TimeControl
+from game.clock import TimeControl
 
 BULLET, BLITZ, RAPID, CLASSICAL, CORRESPONDENCE = "bullet", "blitz", "rapid", "classical", "correspondence"
 #: Every category, fastest first.
@@ -36,7 +36,7 @@ def category_of(control: TimeControl | str) -> str | None:
     >>> [category_of(tc) for tc in ("1+0", "3+2", "15+10", "30+0", "3d", "untimed")]
     ['bullet', 'blitz', 'rapid', 'classical', 'correspondence', None]
 
-    Raises :class:`game.round.clock.TimeControlError` for text that is no time control.
+    Raises :class:`game.clock.TimeControlError` for text that is no time control.
     """
     if isinstance(control, str):
         control = TimeControl.parse(control)

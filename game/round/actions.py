@@ -24,12 +24,12 @@ from django.utils.translation import gettext_lazy as _
 
 from checkers_site.ops import metrics
 from game import rules
+from game.clock import Expiry, TimeControl, TimeControlError
 from game.i18n import lazy_text
 from game.models import Game, Move
 from game.names import clean_name
 from game.ratings import games as ratings
-from game.round import drawer, events, store, takebacks
-from game.round.clock import Expiry, TimeControl, TimeControlError
+from game.round import drawer, events, outages, store, takebacks
 from game.round.errors import ActionError
 from game.round.progress import (
     Change,
@@ -62,7 +62,7 @@ def create_game(player_id: str, name: str, color: str, start_fen: str | None = N
 
     ``start_fen`` (PDN FEN) starts the game from another position;
     ``time_control`` is ``untimed``, ``M+S`` or ``1d``/``3d``/``7d``
-    (:class:`game.round.clock.TimeControl`); ``ballot`` is None for the free start, ``"random"``
+    (:class:`game.clock.TimeControl`); ``ballot`` is None for the free start, ``"random"``
     for an approved 3-move ballot drawn at random, or a ballot's number (1-174, an int or its
     digits): the site plays its three plies at once, stored as the game's plies 1 to 3, and the
     game waits for its opponent with White to move (docs/rules.md, "3-move ballots").  A
@@ -296,7 +296,7 @@ def _decide(game: Game, record: rules.Game | None, player_id: str | None, text: 
             now: datetime | None, arrived_at: datetime | None) -> _Decided | Expiry:
     """Check a move of :func:`play_move` on ``game`` (with ``record``, or the record
     :func:`game.round.store.current_record` rebuilds) and play it on the record: the move decided, or
-    the clock's expiry (:meth:`game.round.clock.Clock.expiry`) when the side to move ran out of
+    the clock's expiry (:meth:`game.clock.Clock.expiry`) when the side to move ran out of
     time before it arrived.  Raises :class:`ActionError` as :func:`play_move` does."""
     seat = game.seat_of(player_id)
     if seat is None:
@@ -312,7 +312,7 @@ def _decide(game: Game, record: rules.Game | None, player_id: str | None, text: 
         raise ActionError("stale", _("Your board was out of date; it has been refreshed."))
     now = now or timezone.now()
     arrived_at = min(arrived_at or now, now)
-    clock = game.clock
+    clock = outages.clock(game)
     expiry = clock.expiry(arrived_at)
     if expiry:
         return expiry
@@ -366,7 +366,7 @@ def check_clock(game_id: str, now: datetime | None = None) -> Progress:
     """
     with transaction.atomic():
         game = store.load_for_update(game_id)
-        expiry = game.clock.expiry(now or timezone.now())
+        expiry = outages.clock(game).expiry(now or timezone.now())
         if not expiry:
             return Progress(game)
         return store_update(game, None, expiry_change(expiry))

@@ -11,11 +11,11 @@ from django.utils.translation import gettext_lazy as _
 
 from checkers_site.ops import metrics
 from game import rules
-from game.computer.seat import is_computer
+from game.clock import claim_after_s, paused_ms
 from game.i18n import lazy_text
 from game.models import Game
+from game.players import is_computer
 from game.round import outages, presence
-from game.round.clock import claim_after_s, paused_ms
 from game.round.errors import ActionError
 from game.round.progress import Change, Progress, act, finished, seat_in_play
 from game.rules import Color
@@ -25,7 +25,7 @@ def claim(game_id: str, player_id: str | None, draw: bool, now: datetime | None 
     """The opponent of a player to move who left claims the win (or, ``draw``, calls it a draw).
 
     Allowed when the player to move has had no page of the game open for
-    :func:`game.round.clock.claim_after_s` seconds (:func:`game.round.presence.offline_s`),
+    :func:`game.clock.claim_after_s` seconds (:func:`game.round.presence.offline_s`),
     not counting the times during which game events could not be delivered (:func:`away_s`).
     ``now`` (default the current time): see :func:`game.round.progress.act` for the clocks.
     Raises :class:`ActionError`: ``no_such_game``, ``not_seated``, ``not_started``,

@@ -31,7 +31,7 @@ seat of the side to move; everyone else gets the same event without it.
      "rematch_offer": "B"|"W"|None, "next_game": str|None (the rematch's id once agreed),
      "takeback_offer": "B"|"W"|None (the seat proposing to take back its last move),
      "takeback_allowed_at": {"B": int, "W": int} (the ply from which each seat may propose again),
-     "clock": :class:`game.round.clock.ClockState` (None when untimed),
+     "clock": :class:`game.clock.ClockState` (None when untimed),
      "claim_after_s": int|None (seconds the player to move must be away before the opponent may
                       claim the win or a draw; None in correspondence games)}
 """
@@ -49,10 +49,11 @@ from django.conf import settings
 from django.utils import timezone
 
 from game import rules
-from game.computer.seat import seat_info
+from game.clock import claim_after_s
 from game.models import Game
+from game.players import seat_info
 from game.ratings.games import seat_ratings
-from game.round.clock import claim_after_s
+from game.round import outages
 from game.rules import Color
 
 #: The roles of the sockets of a game: the two seats and the spectators.
@@ -120,10 +121,8 @@ def state(game: Game, record: rules.Game, now: datetime | None = None) -> dict[s
         **legal,
         "rated": game.rated,
         "seats": {
-            "B": {"name": game.black_name or None, **seat_info(game.black_player), **_deleted(game.black_player),
-                  **black_rating},
-            "W": {"name": game.white_name or None, **seat_info(game.white_player), **_deleted(game.white_player),
-                  **white_rating},
+            "B": {"name": game.black_name or None, **seat_info(game.black_player), **black_rating},
+            "W": {"name": game.white_name or None, **seat_info(game.white_player), **white_rating},
         },
         "result": game.result,
         "termination": game.termination or None,
@@ -136,7 +135,7 @@ def state(game: Game, record: rules.Game, now: datetime | None = None) -> dict[s
         "next_game": game.next_game_id,
         "takeback_offer": game.takeback_offer or None,
         "takeback_allowed_at": {"B": game.black_takeback_ply, "W": game.white_takeback_ply},
-        "clock": game.clock.state(now or timezone.now()),
+        "clock": outages.clock(game, read=False).state(now or timezone.now()),
         "claim_after_s": claim_after_s(game.control, settings.CLAIM_AFTER_LIVE_S,
                                        settings.CLAIM_AFTER_UNTIMED_S),
     }
@@ -361,13 +360,6 @@ def snapshot(game: Game, record: rules.Game, moves: list[str], fens: list[str],
 #: One seat of a state: its name, the computer's level, a rated game's ratings.
 SEAT_SCHEMA: dict[str, Any] = {"name": (str, None), "computer?": int, "deleted?": bool, "rating?": int,
                                "provisional?": bool, "diff?": int}
-
-
-def _deleted(player: str | None) -> dict:
-    """``{"deleted": True}`` for a seat a deleted account held (docs/protocol.md, ``seats``), else ``{}``."""
-    from game.accounts.deletion import DELETED_PREFIX  # the accounts room imports this one
-
-    return {"deleted": True} if player and player.startswith(DELETED_PREFIX) else {}
 
 #: A field's type: a Python type, a tuple of them (any of), a dict (an object with exactly those
 #: fields), a list of one spec (a list of such values), or a string of allowed values ``"a|b"``.

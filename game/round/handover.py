@@ -10,6 +10,8 @@ The seat's conditional moves and turn-mail notes (:class:`game.models.Forecast`,
 
 from __future__ import annotations
 
+import functools
+
 from django.db import transaction
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
@@ -17,6 +19,7 @@ from django.utils.translation import gettext_lazy as _
 from game.models import Forecast, Game, TurnNotice
 from game.round import events, store
 from game.round.errors import ActionError
+from game.round.fanout import publish_sync
 from game.round.progress import Progress
 
 
@@ -27,7 +30,8 @@ def hand_over(game_id: str, from_player: str, to_player: str, name: str | None =
     ``withdraw_offers`` (a deleted account's seat) every pending proposal of the game lapses, the
     seat's and its opponent's: rematch, draw and takeback.
 
-    Returns the ``seats`` event; no events when ``from_player`` holds no seat there.  Raises
+    Returns the ``seats`` event, which is published once the transaction commits (the caller's,
+    when it has one open); no events when ``from_player`` holds no seat there.  Raises
     :class:`ActionError` ``no_such_game``, ``no_session`` (an empty player id) and
     ``already_seated`` when ``to_player`` holds the other seat (a game one played against oneself
     from two browsers: nothing changes then).
@@ -50,7 +54,9 @@ def hand_over(game_id: str, from_player: str, to_player: str, name: str | None =
         store.bump(game, **changes)
         Forecast.objects.filter(game_id=game.id, player_id=from_player).update(player_id=to_player)
         TurnNotice.objects.filter(game_id=game.id, player_id=from_player).update(player_id=to_player)
-        return Progress(game, [events.seats_event(game, store.current_record(game))])
+        progress = Progress(game, [events.seats_event(game, store.current_record(game))])
+        transaction.on_commit(functools.partial(publish_sync, game.id, progress.events))
+        return progress
 
 
 def games_of(player: str) -> list[str]:

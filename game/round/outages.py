@@ -6,7 +6,7 @@ publish, some pages do not hear of moves: a player's turn may have begun
 without the player knowing.  Such a time is an *outage window* of that process.
 The database, which the moves need anyway, keeps every process's windows
 (:class:`game.models.DeliveryOutage`), and every clock's verdict leaves their
-union out of the time it charges (:attr:`game.round.clock.Clock.pauses`): a turn
+union out of the time it charges (:attr:`game.clock.Clock.pauses`): a turn
 is charged only for the time during which every process could deliver.  The
 same goes for a live game's first move (30 s) and for the absence before a
 claim (:mod:`game.round.claims`).
@@ -36,7 +36,8 @@ from django.db import close_old_connections, connection
 from django.db.models import Q
 from django.utils import timezone
 
-from game.round.clock import Pause
+from game.clock import Clock, Pause
+from game.models import DeliveryOutage, Game
 
 log = logging.getLogger(__name__)
 
@@ -96,12 +97,12 @@ class Tracker:
                 self._local[-1][1] = end
                 self._write("close", end)
 
-    def pauses(self) -> tuple[Pause, ...]:
+    def pauses(self, read: bool = True) -> tuple[Pause, ...]:
         """Every window of the last :data:`KEEP_S` seconds, this process's and the others' (an open
-        one with ``end`` None), for :class:`game.round.clock.Clock`.  Reads the others' from the
-        database at most every :data:`READ_EVERY_S` seconds; when it cannot (no database, or
-        called on the event loop), the last ones read are used."""
-        if self.due() and not _on_event_loop():
+        one with ``end`` None), for :class:`game.clock.Clock`.  With ``read``, reads the others'
+        from the database first when due (at most every :data:`READ_EVERY_S` seconds); without it,
+        or when it cannot (no database, or called on the event loop), the last ones read are used."""
+        if read and self.due() and not _on_event_loop():
             self.read_others()
         if not self._local:
             return self._others      # the usual case, on every clock: no window of this process
@@ -120,8 +121,6 @@ class Tracker:
     def read_others(self) -> None:
         """Read the other processes' windows from the database now (the last ones read are kept
         when it cannot be read).  Not on the event loop."""
-        from game.models import DeliveryOutage
-
         self._read_at = time.monotonic()
         now = timezone.now()
         try:
@@ -149,8 +148,6 @@ class Tracker:
     def _write_loop(self) -> None:
         """The tracker's thread: stores the windows' openings, ends and heartbeats in order; what
         could not be stored (the database down too) is tried again at the next heartbeat."""
-        from game.models import DeliveryOutage
-
         row: int | None = None            # the stored window still open
         pending: deque[tuple[str, datetime]] = deque()
         while True:
@@ -203,3 +200,10 @@ tracker = Tracker()
 def pauses() -> tuple[Pause, ...]:
     """:meth:`Tracker.pauses` of this process's :data:`tracker`."""
     return tracker.pauses()
+
+
+def clock(game: Game, read: bool = True) -> Clock:
+    """``game``'s :class:`~game.clock.Clock` as stored, charging nobody for the outage windows
+    (:meth:`Tracker.pauses`; ``read``: the other processes' windows read first when due, as the
+    actions do; without it, those last read, as an event's state does, which reads nothing)."""
+    return Clock.of(game, tracker.pauses(read))

@@ -3,7 +3,7 @@
 An action is *check → do → events*: :func:`act` loads the game under its row
 lock, lets the action check and decide (``decide(game, seat)`` returns a
 :class:`Change` or raises :class:`~game.round.errors.ActionError`), asks the
-game's :class:`~game.round.clock.Clock` once (out of time? charged for the
+game's :class:`~game.clock.Clock` once (out of time? charged for the
 turn?), stores the change with the conditional update of
 :func:`game.round.store.bump`, and returns :class:`Progress`: the game as
 stored afterwards and the events to publish once the transaction has
@@ -22,9 +22,9 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from game import rules
+from game.clock import Expiry
 from game.models import Game
-from game.round import events, store
-from game.round.clock import Expiry
+from game.round import events, outages, store
 from game.round.errors import ActionError
 from game.round.records import Kept
 from game.rules import Color
@@ -105,7 +105,7 @@ def act(game_id: str, player_id: str | None, decide: Decide, now: datetime | Non
     In a game in play, an action that comes after the side to move ran out of time is not
     carried out: the game ends on time instead (``flagged``, or ``aborted`` for a live game's
     first move not made in time), as for a move.  An action that ends the game charges the
-    side to move for the time of its turn so far (:meth:`~game.round.clock.Clock.charged`), so
+    side to move for the time of its turn so far (:meth:`~game.clock.Clock.charged`), so
     the final clocks are those the players saw.  Raises :class:`ActionError` ``no_such_game``,
     ``stale`` and whatever ``decide`` raises.
     """
@@ -115,7 +115,7 @@ def act(game_id: str, player_id: str | None, decide: Decide, now: datetime | Non
         change = decide(game, seat)
         if game.status == Game.Status.ACTIVE:
             now = now or timezone.now()
-            clock = game.clock
+            clock = outages.clock(game)
             expiry = clock.expiry(now)
             if expiry:
                 return store_update(game, None, expiry_change(expiry))

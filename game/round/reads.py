@@ -11,12 +11,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from game import rules
-from game.computer import seat as computer_seat
-from game.computer.seat import PREFIX as COMPUTER_PREFIX
+from game.clock import CORRESPONDENCE, TimeControl
 from game.correspondence import forecasts
 from game.models import Game
-from game.round import chat, events, presence, store
-from game.round.clock import CORRESPONDENCE, TimeControl
+from game.players import COMPUTER_PREFIX, computer_level
+from game.round import chat, events, outages, presence, store
 from game.round.errors import no_such_game
 from game.rules import Color, ballots
 
@@ -148,7 +147,7 @@ def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, A
 
     Left out, though still stored as in play until someone opens them (the server decides
     clocks lazily): timed games whose side to move is out of time or, in a live game, has let its
-    first-move window pass (:meth:`game.round.clock.Clock.expiry`, from the stored clock); untimed and live games with
+    first-move window pass (:meth:`game.clock.Clock.expiry`, from the stored clock); untimed and live games with
     no activity for :data:`LIVE_LIST_IDLE_S` (15 minutes); correspondence games, which move
     slowly, are listed as long as their side to move is within its days for the move (no activity
     for longer than that means it is out of time).  One query (a second only when more than
@@ -173,7 +172,7 @@ def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, A
     start, batch = 0, 2 * limit
     while len(games) < limit:
         read = list(rows[start:start + batch])
-        games += [g for g in read if not g.clock.expiry(now)]
+        games += [g for g in read if not outages.clock(g).expiry(now)]
         if len(read) < batch:
             break
         start += batch
@@ -183,8 +182,8 @@ def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, A
     return [{"id": g.id, "black": g.black_name, "white": g.white_name, "ply": g.ply,
              "spectators": counts.get(g.id, 0), "control": g.time_control,
              "label": controls[g.time_control].label(),
-             "black_computer": computer_seat.level_of(g.black_player),
-             "white_computer": computer_seat.level_of(g.white_player)} for g in games]
+             "black_computer": computer_level(g.black_player),
+             "white_computer": computer_level(g.white_player)} for g in games]
 
 
 def playing_against_a_person(player_id: str | None) -> bool:

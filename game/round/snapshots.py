@@ -56,7 +56,7 @@ class _Shot:
 
 
 def advanced_clock(clock: dict[str, Any] | None, elapsed_ms: int) -> dict[str, Any] | None:
-    """A snapshot's public clocks (:class:`game.round.clock.ClockState`) ``elapsed_ms`` ms later,
+    """A snapshot's public clocks (:class:`game.clock.ClockState`) ``elapsed_ms`` ms later,
     with no event between: the running side's time and a live game's first-move window run down,
     to 0 at least; the other side's time stands.
 

@@ -33,9 +33,9 @@ from checkers_site.ops import logs, metrics
 from game import http_limits
 from game.accounts import identity
 from game.computer import player as computer_player
-from game.computer.seat import has_computer
 from game.correspondence import forecasts
 from game.i18n import language_of_scope, lazy_text, resolved
+from game.players import has_computer
 from game.round import (
     actions,
     admission,
@@ -44,6 +44,7 @@ from game.round import (
     drawer,
     events,
     fanout,
+    outages,
     presence,
     reads,
     rematcher,
@@ -680,4 +681,4 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         await self.publish(progress)
         if not progress.events and self.role in ("B", "W"):
             game = progress.game
-            self.follow_clock({"clock": game.clock.state(timezone.now()), "status": game.status})
+            self.follow_clock({"clock": outages.clock(game, read=False).state(timezone.now()), "status": game.status})

@@ -28,10 +28,10 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
 
-from game.computer.seat import level_of
 from game.i18n import lazy_text
 from game.models import Game
-from game.round import events, store
+from game.players import computer_level
+from game.round import events, outages, store
 from game.round.errors import ActionError
 from game.round.progress import Change, Progress, clock_fields, expiry_change, seat_in_play, store_update
 from game.rules import Color
@@ -115,7 +115,7 @@ def take_back(game: Game, proposer: Color, now: datetime) -> Progress:
     store.delete_moves(game, keep + 1)
     rows = store.move_rows(game, keep)
     record = store.game_record(game, [notation for notation, _ in rows])
-    clock = game.clock
+    clock = outages.clock(game)
     # A live game's side to move keeps the time it has now; correspondence gives each move its
     # own allowance, so there nothing is charged.
     charged = clock_fields(clock.charged(now)) if clock.control.live else {}
@@ -137,7 +137,7 @@ def _run(game_id: str, player_id: str | None, decide: Decide, now: datetime | No
         seat = game.seat_of(player_id)
         decision = decide(game, seat)
         now = now or timezone.now()
-        expiry = game.clock.expiry(now)
+        expiry = outages.clock(game).expiry(now)
         if expiry:
             return store_update(game, None, expiry_change(expiry))
         if isinstance(decision, TakeBack):
@@ -166,7 +166,7 @@ def propose(game_id: str, player_id: str | None, now: datetime | None = None) ->
             raise ActionError("takeback_pending", _(
                 "Your opponent proposes a takeback: accept or decline it first."))
         _check_takeable(game, seat)
-        level = level_of(game.player(seat.opponent))
+        level = computer_level(game.player(seat.opponent))
         if level is not None:
             if level > COMPUTER_GRANTS_UP_TO:
                 raise ActionError("no_takebacks", lazy_text(_(

@@ -9,6 +9,7 @@ import threading
 
 import pytest
 
+from game import players
 from game.engine import LEVELS, EngineBusy, EnginePool, choose_move, level
 from game.engine import levels as worker
 from game.rules import INITIAL_FEN, InvalidFenError, Position
@@ -109,3 +110,10 @@ def test_noisy_level_out_of_time_still_plays_a_legal_move():
     hurried = dataclasses.replace(LEVELS[1], time_ms=1, blunder=0.0, depth=8)
     choice = choose_move(position, hurried, rng=random.Random(2))
     assert position.parse_move(choice["move"]) in position.legal_moves()
+
+
+def test_the_players_ids_know_every_level():
+    """A seat's id names levels 1 to COMPUTER_LEVELS (game/players.py): as many as the engine has."""
+    assert len(LEVELS) == players.COMPUTER_LEVELS
+    numbers = list(range(1, len(LEVELS) + 1))
+    assert [players.computer_level(players.computer_id(n)) for n in numbers] == numbers

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from game.clock import TimeControl
 from game.ratings import glicko
 from game.ratings.categories import category_of, expected_duration_s
 from game.ratings.glicko import Glicko
-from game.round.clock import TimeControl
 
 PLAYER = Glicko(1500, 200, 0.06)
 RESULTS = [(Glicko(1400, 30), 1.0), (Glicko(1550, 100), 0.0), (Glicko(1700, 300), 0.0)]

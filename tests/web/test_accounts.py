@@ -15,6 +15,7 @@ from django.contrib.auth.models import User
 from django.core import mail
 from django.test import Client
 
+from game import players
 from game.accounts import deletion, usernames
 from game.models import Account, Game, Rating
 from game.round import actions
@@ -226,7 +227,7 @@ def test_deleting_an_account_resigns_its_games_and_keeps_finished_ones(alice, bo
     assert not Rating.objects.filter(player_id=pid).exists()
     for game in (ongoing, finished, waiting):
         game.refresh_from_db()
-        assert deletion.is_deleted(game.black_player) and game.black_name == "deleted player"
+        assert players.is_deleted(game.black_player) and game.black_name == "deleted player"
     assert (ongoing.status, ongoing.result, ongoing.termination) == ("finished", "0-1", "resignation")
     assert (finished.status, finished.result) == ("finished", "1-0")
     assert waiting.status == "aborted"

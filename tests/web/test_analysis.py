@@ -11,7 +11,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from game import rules
+from game import players, rules
 from game.computer import seat as computer
 from game.models import Game
 from game.round import actions
@@ -132,7 +132,7 @@ def test_play_computer_form_starts_a_game_against_the_computer():
     assert response["Location"] == f"/g/{game.id}/"
     assert (game.status, game.black_player, game.black_name) == ("active", "bot:4", "Computer (level 4)")
     assert game.white_name == "alice" and game.white_player == client.session["player_id"]
-    assert computer.level_of(game.black_player) == 4
+    assert players.computer_level(game.black_player) == 4
 
 
 def test_play_computer_form_bad_level_refused():

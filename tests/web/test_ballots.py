@@ -14,11 +14,10 @@ from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
-from game import rules
-from game.computer import seat as computer
+from game import players, rules
+from game.clock import FIRST_MOVE_S
 from game.models import Game, Move
-from game.round import actions, rematcher
-from game.round.clock import FIRST_MOVE_S
+from game.round import actions, outages, rematcher
 from game.round.errors import ActionError
 from game.rules import ballots
 from tests.web.conftest import Browser, recv
@@ -185,7 +184,7 @@ def test_every_sampled_ballot_game_is_recorded_in_its_pdn(opening):
 def test_live_clock_starts_with_whites_first_own_move_after_the_ballot():
     t0 = timezone.now()
     game = actions.start_game(("p-alice", "alice"), ("p-bob", "bob"), time_control="5+3", now=t0, ballot=68)
-    clock = Game.objects.get(pk=game.id).clock
+    clock = outages.clock(Game.objects.get(pk=game.id))
     state = clock.state(t0 + timedelta(seconds=10))
     # White's first own move: not timed, but due within 30 s.
     assert state["running"] is None and state["first_move_ms"] == 20_000
@@ -194,11 +193,11 @@ def test_live_clock_starts_with_whites_first_own_move_after_the_ballot():
     actions.play_move(game.id, "p-bob", "24-20", v=0, now=t0 + timedelta(seconds=12))
     stored = Game.objects.get(pk=game.id)
     assert stored.white_ms == 300_000                    # no increment for a side's first move
-    state = stored.clock.state(t0 + timedelta(seconds=20))
+    state = outages.clock(stored).state(t0 + timedelta(seconds=20))
     assert state["running"] is None and state["first_move_ms"] == 22_000   # Black's first own move
     actions.play_move(game.id, "p-alice", "16-19", v=1, now=t0 + timedelta(seconds=15))
     stored = Game.objects.get(pk=game.id)
-    state = stored.clock.state(t0 + timedelta(seconds=25))
+    state = outages.clock(stored).state(t0 + timedelta(seconds=25))
     assert state["running"] == "W" and state["first_move_ms"] is None and state["W"] == 290_000
 
 
@@ -237,7 +236,7 @@ async def test_computer_game_with_a_ballot_the_computer_plays_whites_first_own_m
         "/computer", {"level": "1", "color": "B", "opening": "ballot", "ballot": "68"})
     assert response.status_code == 302
     game = await database_sync_to_async(Game.objects.get)()
-    assert computer.is_computer(game.white_player) and game.black_player == client.session["player_id"]
+    assert players.is_computer(game.white_player) and game.black_player == client.session["player_id"]
     await database_sync_to_async(assert_opened_with)(game, WHITE_DOCTOR)
     page = (await database_sync_to_async(client.get)(f"/g/{game.id}/")).content.decode()
     assert 'data-ballot="68"' in page

@@ -14,8 +14,9 @@ from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
 
+from game import clock
 from game.models import Game
-from game.round import actions, claims, clock, drawer, errors
+from game.round import actions, claims, drawer, errors, outages
 from tests.web.conftest import recv
 from tests.web.test_game_consumer import stored
 
@@ -56,7 +57,7 @@ def test_moves_charge_the_mover_and_add_the_increment():
     assert (game.black_ms, game.white_ms) == (298_000, 300_000)
     game = play(game, BOB, "22-17", 45.5)   # 20.5 s spent, 3 s back
     assert (game.black_ms, game.white_ms) == (298_000, 282_500)
-    state = game.clock.state(at(50))
+    state = outages.clock(game).state(at(50))
     assert state == {"control": "5+3", "label": "5+3", "B": 293_500, "W": 282_500, "running": "B",
                      "first_move_ms": None}
 
@@ -119,7 +120,7 @@ def test_racing_flag_checks_end_the_game_once(repeat):
 def test_first_move_not_made_in_time_aborts_live_game():
     game = actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"), time_control="3+2", now=at(0))
     assert actions.check_clock(game.id, now=at(29)).events == []
-    state = game.clock.state(at(29))
+    state = outages.clock(game).state(at(29))
     assert (state["running"], state["first_move_ms"]) == (None, 1000)
     [event] = actions.check_clock(game.id, now=at(30)).events
     assert (event["what"], event["state"]["status"], event["state"]["result"]) == ("aborted", "aborted", "*")
@@ -128,7 +129,7 @@ def test_first_move_not_made_in_time_aborts_live_game():
 def test_untimed_game_never_flags():
     game = actions.start_game(black=(ALICE, "alice"), white=(BOB, "bob"), now=at(0))
     assert actions.check_clock(game.id, now=at(10**7)).events == []
-    assert game.clock.state(at(0)) is None
+    assert outages.clock(game).state(at(0)) is None
 
 
 def test_correspondence_gives_each_move_its_days():
@@ -136,7 +137,7 @@ def test_correspondence_gives_each_move_its_days():
     day = 86_400
     game = play(game, ALICE, "11-15", day - 10)
     assert (game.black_ms, game.white_ms) == (day * 1000, day * 1000)
-    assert game.clock.state(at(day))["W"] == day * 1000 - 10_000
+    assert outages.clock(game).state(at(day))["W"] == day * 1000 - 10_000
     assert actions.check_clock(game.id, now=at(2 * day - 11)).events == []
     [event] = actions.check_clock(game.id, now=at(2 * day - 10)).events
     assert (event["what"], event["state"]["winner"]) == ("flagged", "B")
@@ -149,7 +150,7 @@ def test_clocks_survive_a_server_restart():
     game = play(game, BOB, "23-19", 2)
     game = play(game, ALICE, "8-11", 12)     # Black: 290 s left; White's turn from t=12
     fresh = Game.objects.get(pk=game.id)
-    assert fresh.clock.state(at(112)) == {
+    assert outages.clock(fresh).state(at(112)) == {
         "control": "5+0", "label": "5+0", "B": 290_000, "W": 200_000, "running": "W", "first_move_ms": None}
     fresh = play(fresh, BOB, "22-17", 112)
     assert (fresh.black_ms, fresh.white_ms) == (290_000, 200_000)

@@ -163,7 +163,7 @@ def test_the_first_move_is_not_aborted_because_of_an_outage(alice, bob):
                               time_control="1+0", now=now - timedelta(seconds=40))
     outage(seconds_ago=25, lasting=None, seen_ago=1)
     assert actions.check_clock(game.id).events == []
-    state = Game.objects.get(pk=game.id).clock.state(timezone.now())
+    state = outages.clock(Game.objects.get(pk=game.id)).state(timezone.now())
     assert state is not None and 14_000 <= state["first_move_ms"] <= 15_100
     moved = actions.play_move(game.id, alice.player_id, "11-15", game.version)
     assert moved.events[0]["type"] == "move"

@@ -119,7 +119,7 @@ def test_any_pool_pairs_each_seek_at_most_once_never_with_itself_and_leaves_one_
 
 
 def test_every_pool_starts_games_in_a_valid_time_control():
-    from game.round.clock import TimeControl
+    from game.clock import TimeControl
 
     for pool_id, pool in POOLS.items():
         assert pool.id == pool_id and is_pool_id(pool_id)
