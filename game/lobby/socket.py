@@ -14,7 +14,8 @@ each seek, whichever process created the game (:mod:`game.lobby.paired`).
 Every socket of the lobby is in the group ``lobby.<pool>`` of each pool and
 receives ``pool`` messages with the number of waiting seeks: after changes
 (:func:`game.lobby.settling.request_count_push`) and every
-:data:`COUNT_REFRESH_S` seconds (expired seeks change nothing else).
+:data:`COUNT_REFRESH_S` seconds (expired seeks change nothing else).  A client
+that keeps sending over its rate is closed (:class:`game.sockets.Guard`).
 
 When the matchmaking Redis cannot be reached the player gets the error
 ``matchmaking_unavailable``; nothing else depends on it.  The protocol is in
@@ -46,7 +47,7 @@ from game.lobby.protocol import CancelSeek, Ping, SeekGame, parse_lobby_message
 from game.lobby.settling import request_count_push, request_settle
 from game.round import admission
 from game.round.errors import ActionError
-from game.sockets import RATE_LIMITED, ProtocolError, RateLimited, decode_frame, in_db_thread
+from game.sockets import CLOSE_FLOODING, RATE_LIMITED, Guard, ProtocolError, decode_frame, in_db_thread
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrPromise
@@ -96,7 +97,8 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
     ticket: admission.Ticket | None = None
     #: Monotonic time of the first of the heartbeat's failures in a row (None: the last one worked).
     failing_since: float | None = None
-    limit: RateLimited | None = None
+    #: This socket's rate limit and flood kick (:class:`game.sockets.Guard`), made at connect.
+    guard: Guard
     cancelling = False
     player_id: str | None = None
     ticker: asyncio.Task | None = None
@@ -107,6 +109,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
     language: str | None = None
 
     async def connect(self):
+        self.guard = Guard(RATE_LIMIT)
         self.language = language_of_scope(self.scope)
         session = self.scope.get("session")
         self.player_id = session.get("player_id") if session is not None else None
@@ -206,12 +209,18 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
         await super().send_json(resolved(content, self.language), close=close)
 
     async def within_rate_limit(self) -> bool:
-        """Count one message of this socket; False when over :data:`RATE_LIMIT` (told at most once a second)."""
-        if self.limit is None:
-            self.limit = RateLimited(RATE_LIMIT)
-        allowed, notify = self.limit.allow()
-        if notify:
-            await self.send_json(RATE_LIMITED)
+        """Count one message of this socket; False when over :data:`RATE_LIMIT` (told at most once a
+        second).  A socket that keeps sending over it is closed with :data:`game.sockets.CLOSE_FLOODING`
+        (:class:`game.sockets.Guard`)."""
+        allowed, notify, kick = self.guard.check()
+        if kick:
+            # No page sends like this: close it instead of reading on.
+            await self.close(code=CLOSE_FLOODING, reason=self.guard.kick_reason)
+        elif notify:
+            try:
+                await self.send_json(RATE_LIMITED)
+            except Exception as exc:  # noqa: BLE001 - the flooding client went away meanwhile
+                log.debug("lobby: could not send rate_limited to a closing socket: %s", exc)
         return allowed
 
     async def handle(self, message):
