@@ -1,10 +1,12 @@
-"""What every socket of the site shares: database threads, background tasks, one rate limiter.
+"""What every socket of the site shares: database threads, background tasks, one guard on messages.
 
 The game socket (:mod:`game.round.socket`) and the lobby socket
 (:mod:`game.lobby.socket`) both run their database work in one pool of
 threads (:func:`in_db_thread`), start their fire-and-forget work with
-:func:`in_background`, and count their client's messages with a
-:class:`SocketRateLimit` kept on the socket.
+:func:`in_background`, and pass each of their client's messages through a
+:class:`Guard` kept on the socket: its own rate limit and the limits it shares
+(:class:`SocketRateLimit`), the ``rate_limited`` notice, and the close of a
+socket that floods.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, ParamSpec, TypeVar
 
 import limits
 from asgiref.sync import sync_to_async
@@ -172,6 +174,81 @@ class RateLimited:
 #: The ``error`` a socket sends when its client is over its rate limit.
 RATE_LIMITED = {"type": "error", "code": "rate_limited",
                 "message": gettext_lazy("Too many messages; slow down.")}
+
+#: A socket with more than this many messages refused for a rate limit within :data:`KICK_WINDOW_S`
+#: seconds floods (pages send a few a second): its :class:`Guard` says to close it.
+KICK_AFTER_REFUSED = 50
+KICK_WINDOW_S = 10.0
+#: The close code of a socket that floods: the code of "too many", on which the pages give up.
+CLOSE_FLOODING = 4429
+
+
+class Verdict(NamedTuple):
+    """What a :class:`Guard` says of one message.
+
+    ``allowed``: handle it (else drop it); ``notify``: send the client :data:`RATE_LIMITED` now
+    (at most once a second); ``kick``: close the socket now with :data:`CLOSE_FLOODING` (said once;
+    every later message is refused, without a notice).
+    """
+
+    allowed: bool
+    notify: bool = False
+    kick: bool = False
+
+
+class Guard:
+    """Every limit on one socket's client messages, and what to do when its client goes over them.
+
+    ``spec``: the socket's own limit in the ``limits`` notation (``"20/second;240/minute"``;
+    ValueError for text that is no such notation); ``session`` and ``address``: limits this socket
+    shares with the other sockets of its session, and of its client address, in this process
+    (None: none).  A message counts against the own limit first, then the session's, then the
+    address's; one refused by a limit is not counted by the next ones, so a flood of one socket
+    does not use up its session's rate.  More than ``kick_after`` messages refused within
+    ``kick_window_s`` seconds is a flood: the socket is to be closed.  Kept on the socket, used
+    from its event loop only.
+
+    >>> guard = Guard("2/second", kick_after=2)
+    >>> [tuple(guard.check(now=t)) for t in (0.0, 0.1, 0.2, 0.3)]  # (allowed, notify, kick)
+    [(True, False, False), (True, False, False), (False, True, False), (False, False, False)]
+    >>> tuple(guard.check(now=0.4)), tuple(guard.check(now=5.0))  # a third refused: a flood
+    ((False, False, True), (False, False, False))
+    """
+
+    NOTICE_SPEC = "1/second"
+
+    def __init__(self, spec: str, session: SocketRateLimit | None = None,
+                 address: SocketRateLimit | None = None, *,
+                 kick_after: int = KICK_AFTER_REFUSED, kick_window_s: float = KICK_WINDOW_S):
+        shared = [limit for limit in (session, address) if limit is not None]
+        self.limits = [SocketRateLimit.parse(spec), *shared]
+        self.notices = SocketRateLimit.parse(self.NOTICE_SPEC)
+        self.kick_after = kick_after
+        self.kick_window_s = kick_window_s
+        self.refused: deque[float] = deque()
+        self.kicked = False
+
+    @property
+    def kick_reason(self) -> str:
+        """The close reason of a socket kicked for flooding (the handshake log shows it)."""
+        return f"over the message rate {self.kick_after} times in {self.kick_window_s:.0f} s"
+
+    def check(self, now: float | None = None) -> Verdict:
+        """Count one message of the client at ``now`` (monotonic seconds; None: now) and say what
+        to do with it (:class:`Verdict`).  Once the guard has said ``kick``, every message is
+        refused and counted nowhere."""
+        now = time.monotonic() if now is None else now
+        if self.kicked:
+            return Verdict(False)
+        if all(limit.hit(now) for limit in self.limits):
+            return Verdict(True)
+        self.refused.append(now)
+        while self.refused[0] <= now - self.kick_window_s:
+            self.refused.popleft()
+        if len(self.refused) > self.kick_after:
+            self.kicked = True
+            return Verdict(False, kick=True)
+        return Verdict(False, notify=self.notices.hit(now))
 
 
 #: Largest text frame a socket accepts from a client, in bytes (UTF-8).

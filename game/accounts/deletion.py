@@ -19,6 +19,7 @@ from typing import Any
 
 from django.db import transaction
 
+from game.lobby.groups import player_group
 from game.models import Account, Forecast, Rating, RatingChange, TurnNotice
 from game.players import deleted_id
 from game.round import actions, handover
@@ -88,8 +89,6 @@ def withdraw_seeks(player: str) -> None:
     with their sockets, or are paired (a casual game the opponent can abort)."""
     from asgiref.sync import async_to_sync
     from channels.layers import get_channel_layer
-
-    from game.lobby.socket import player_group
 
     layer = get_channel_layer()
     if layer is None:

@@ -1,15 +1,18 @@
-"""Who may seek in a rated pool, and with which rating: the lobby's reads of accounts and ratings.
+"""Who seeks, as whom and under which name: the seek a lobby socket puts into a pool.
 
 A rated pool (:attr:`game.lobby.pairing.Pool.rated`) is for signed-in accounts only.  The lobby
 socket has the session of the page that opened it (channels' session middleware, no
 ``scope["user"]``), so :func:`rated_seeker` reads the signed-in user from that session as
 Django's own ``get_user`` does (the session's user id, backend and password hash checked), then
 the user's :class:`game.models.Account` and its :class:`game.models.Rating` in the pool's
-category.  Runs in a database thread (:func:`game.sockets.in_db_thread`).
+category; it runs in a database thread (:func:`game.sockets.in_db_thread`).  A casual seek plays
+under the seat's name rules (:func:`game.accounts.identity.seat_name`).  :func:`new_seek` makes
+either from the socket's ``seek`` message.
 """
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -18,10 +21,14 @@ from django.contrib.auth import get_user
 from django.utils.translation import gettext_lazy as _
 
 from game.accounts import identity
+from game.accounts.identity import account_name, seat_name
+from game.lobby.pairing import POOLS, Seek
+from game.lobby.protocol import SeekGame
 from game.models import Account
-from game.names import NAME_MAX_CHARS, clean_name
+from game.names import ACCOUNT_NAME_MESSAGE, NAME_MAX_CHARS, belongs_to_account, clean_name
 from game.ratings import games as ratings
 from game.round.errors import ActionError
+from game.sockets import in_db_thread
 
 
 @dataclass(frozen=True)
@@ -78,3 +85,27 @@ def rated_seeker(session: Any, category: str) -> RatedSeeker:
     rating = ratings.current(account.player_id, category).rating  # a new player's 1500 without a row
     return RatedSeeker(player_id=account.player_id, name=name, rating=max(0, round(rating)))
 
+
+async def new_seek(session: Any, message: SeekGame, player_id: str, remembered: str | None,
+                   channel: str) -> Seek:
+    """The seek of a lobby socket's ``message`` (a new id, ``message.pool``, the socket's ``channel``).
+
+    In a rated pool the seek is the signed-in account's of ``session`` (:func:`rated_seeker`: its
+    player id, which differs from the socket's ``player_id`` when the session is older than its
+    log-in; its username; its rating).  In a casual pool it is ``player_id``'s, under the seat's
+    name for the name typed (``message.name``; None: ``remembered``, the session's): signed in,
+    the username; else the name typed, or the guest name.  Reads the database in a database
+    thread.  Raises :class:`ActionError` ``rated_needs_account``, ``bad_name``, or ``name_taken``
+    for a guest's name that is an account's.
+    """
+    pool = POOLS[message.pool]
+    if pool.rated:
+        assert pool.category is not None  # only timed pools have rated twins
+        seeker = await in_db_thread(rated_seeker)(session, pool.category)
+        return Seek(id=uuid.uuid4().hex, player=seeker.player_id, name=seeker.name, pool=pool.id,
+                    channel=channel, rating=seeker.rating)
+    typed = message.name if message.name is not None else remembered
+    name = seat_name(session, typed, player_id)
+    if typed and typed.split() and not account_name(session) and await in_db_thread(belongs_to_account)(name):
+        raise ActionError("name_taken", ACCOUNT_NAME_MESSAGE)
+    return Seek(id=uuid.uuid4().hex, player=player_id, name=name, pool=pool.id, channel=channel)

@@ -6,19 +6,16 @@ most one seek at a time and refreshes it in Redis every few seconds (its
 heartbeat), so a seek disappears when its player cancels, closes the page or
 loses the connection, and expires by itself when this server process dies.
 
-Every seek that enters a pool makes this process *settle* the pool
-(:meth:`game.lobby.pools.Matchmaker.settle`: read it, decide with
-:func:`game.lobby.pairing.pair_seeks`, claim atomically), in the background and once
-at a time per pool and process (:func:`request_settle`: a request that comes
-while a settling runs makes it read the pool once more).  For each pairing it claims,
-the process creates the game (:func:`game.round.actions.start_game`, colours as the
-pairing drew them) and sends ``lobby.paired`` through the channel layer to the
-channel of each seek, which may belong to a socket of another process.
+Every seek that enters a pool makes this process settle the pool in the
+background (:func:`game.lobby.settling.request_settle`); each pairing becomes a
+game, and ``lobby.paired`` comes through the channel layer to the socket of
+each seek, whichever process created the game (:mod:`game.lobby.paired`).
 
 Every socket of the lobby is in the group ``lobby.<pool>`` of each pool and
 receives ``pool`` messages with the number of waiting seeks: after changes
-(at most one push per pool per process every :data:`COUNT_PUSH_DELAY_S`) and
-every :data:`COUNT_REFRESH_S` seconds (expired seeks change nothing else).
+(:func:`game.lobby.settling.request_count_push`) and every
+:data:`COUNT_REFRESH_S` seconds (expired seeks change nothing else).  A client
+that keeps sending over its rate is closed (:class:`game.sockets.Guard`).
 
 When the matchmaking Redis cannot be reached the player gets the error
 ``matchmaking_unavailable``; nothing else depends on it.  The protocol is in
@@ -31,30 +28,26 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import random
 import time
 import uuid
-import weakref
 from typing import TYPE_CHECKING
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from channels.layers import BaseChannelLayer, get_channel_layer
 from django.conf import settings
-from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from checkers_site.ops import logs, metrics
 from game.accounts import identity
-from game.accounts.identity import account_name, current_player, seat_name
 from game.i18n import language_of_scope, resolved
 from game.lobby import pools, seekers
-from game.lobby.pairing import POOLS, RANGE_MAX, RANGE_START, RANGE_STEP, RANGE_STEP_S, Pairing, Seek
+from game.lobby.groups import player_group, pool_group
+from game.lobby.pairing import POOLS, RANGE_MAX, RANGE_START, RANGE_STEP, RANGE_STEP_S, Seek
 from game.lobby.pools import MatchmakingUnavailable
 from game.lobby.protocol import CancelSeek, Ping, SeekGame, parse_lobby_message
-from game.names import ACCOUNT_NAME_MESSAGE, NAME_MAX_CHARS, belongs_to_account
-from game.round import actions, admission
+from game.lobby.settling import request_count_push, request_settle
+from game.round import admission
 from game.round.errors import ActionError
-from game.sockets import RATE_LIMITED, ProtocolError, RateLimited, decode_frame, in_background, in_db_thread
+from game.sockets import CLOSE_FLOODING, RATE_LIMITED, Guard, ProtocolError, decode_frame, in_db_thread
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrPromise
@@ -71,8 +64,6 @@ CLOSE_TOO_MANY_SOCKETS = 4429
 CLOSE_SESSION_ENDED = 4409
 #: Seconds between two renewals of this socket's entry in the socket counts (they live 60 s).
 ADMISSION_REFRESH_S = 20.0
-#: Seconds between two pushes of a pool's count by one process (changes in between are merged).
-COUNT_PUSH_DELAY_S = 0.25
 #: Seconds between pushes of the counts when nothing changes (seeks of dead processes expire silently).
 COUNT_REFRESH_S = 10.0
 
@@ -87,24 +78,6 @@ UNAVAILABLE_MESSAGE = _("Matchmaking is unavailable right now; please try again 
                         "Games in progress are not affected.")
 NO_SESSION_MESSAGE = _("Your browser has no player id yet: reload the home page.")
 
-_rng = random.SystemRandom()
-
-
-def player_group(player_id: str) -> str:
-    """The channel-layer group of every lobby socket of one player (all their tabs)."""
-    return f"lobby.player.{player_id}"
-
-
-def pool_group(pool: str) -> str:
-    """The channel-layer group of the lobby sockets that follow ``pool``: ``lobby.<pool>``.
-
-    Group names allow no ``+``, pool ids no ``.``: ``+`` becomes ``.``.
-
-    >>> pool_group("untimed"), pool_group("5+3")
-    ('lobby.untimed', 'lobby.5.3')
-    """
-    return f"lobby.{pool.replace('+', '.')}"
-
 
 def heartbeat_s() -> float:
     """Seconds between two refreshes of a seek: ``MATCHMAKING_HEARTBEAT``, at most a third of the seek TTL."""
@@ -117,182 +90,6 @@ def error(code: str, message: str | StrPromise) -> dict:
     return {"type": "error", "code": code, "message": message}
 
 
-# Per event loop: count pushes waiting to run {pool: task}, and settlers running {pool: _Settler}.
-_pushes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_settlers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _layer() -> BaseChannelLayer:
-    """The channel layer of the lobby (always configured: ``CHANNEL_LAYERS``)."""
-    layer = get_channel_layer()
-    assert layer is not None, "CHANNEL_LAYERS has no default layer"
-    return layer
-
-
-def request_count_push(pool: str) -> None:
-    """Push the number of seeks waiting in ``pool`` to every lobby socket soon (merged with other requests)."""
-    loop = asyncio.get_running_loop()
-    pending = _pushes.setdefault(loop, {})
-    if pool not in pending:
-        pending[pool] = in_background(_push_count(pool, pending))
-
-
-async def _push_count(pool: str, pending: dict) -> None:
-    try:
-        await asyncio.sleep(COUNT_PUSH_DELAY_S)
-    finally:
-        pending.pop(pool, None)
-    try:
-        waiting = await pools.from_settings().waiting(pool)
-        await _layer().group_send(
-            pool_group(pool), {"type": "lobby.count", "pool": pool, "waiting": waiting})
-    except Exception as exc:  # noqa: BLE001 - a count is not worth more than a log line
-        log.warning("lobby: could not push the count of pool %s: %s", pool, exc)
-
-
-async def _tell(channel: str, message: dict) -> None:
-    try:
-        await _layer().send(channel, message)
-    except Exception:  # the other seeks of the wave must still be told
-        log.exception("lobby: could not send %s to %s", message.get("type"), channel)
-
-
-def _as_players_now(pairing: Pairing) -> Pairing:
-    """``pairing`` with each seek's player as it plays now: a guest who logged in to an account since
-    seeking (in another tab) is paired as the account, under its username, so the seat is theirs
-    when their page, signed in by then, opens the game (:func:`game.accounts.identity.current_player`)."""
-    from game.models import Account
-
-    seeks = []
-    for seek in pairing:
-        now = current_player(seek.player)
-        if now != seek.player:
-            account = Account.objects.select_related("user").filter(player_id=now).first()
-            if account is not None:
-                seek = dataclasses.replace(seek, player=now, name=account.user.get_username()[:NAME_MAX_CHARS])
-        seeks.append(seek)
-    return dataclasses.replace(pairing, black=seeks[0], white=seeks[1])
-
-
-def _seeks_without_account(pairing: Pairing) -> list[Seek]:
-    """The seeks of ``pairing`` whose player id is no account's (any more)."""
-    from game.models import Account
-
-    players = [seek.player for seek in pairing]
-    accounts = set(Account.objects.filter(player_id__in=players).values_list("player_id", flat=True))
-    return [seek for seek in pairing if seek.player not in accounts]
-
-
-async def start_paired_game(pairing: Pairing):
-    """Create the game of ``pairing`` (in its pool's time control, with a random approved 3-move ballot in
-    a ballot pool, rated in a rated pool: :func:`game.round.actions.start_game` keeps both players'
-    current ratings on the game) and send ``lobby.paired`` to each seek's channel.
-
-    Returns the game, or ``None`` when it could not be created (both seeks then
-    get ``lobby.failed``; they were already taken out of the pool).
-    """
-    pool = POOLS[pairing.black.pool]
-    pairing = await in_db_thread(_as_players_now)(pairing)
-    if pairing.black.player == pairing.white.player:  # one player's two seeks, from before a log-in
-        for seek in pairing:
-            await _tell(seek.channel, {"type": "lobby.failed", "seek": seek.id})
-        return None
-    try:
-        game = await in_db_thread(actions.start_game)(
-            black=(pairing.black.player, pairing.black.name),
-            white=(pairing.white.player, pairing.white.name),
-            time_control=pool.time_control,
-            ballot="random" if pool.ballot else None,
-            rated=pool.rated,
-        )
-    except ActionError as exc:
-        # A seat the rules of the game refuse now, most likely a rated seek whose account was
-        # deleted since: that seeker is told; the other one seeks again at once (``lobby.requeue``),
-        # so an honest player keeps waiting instead of failing.
-        stale = await in_db_thread(_seeks_without_account)(pairing) if pool.rated else list(pairing)
-        log.warning("lobby: the pairing of %s and %s refused (%s): %s", pairing.black.id, pairing.white.id,
-                    exc.code, ", ".join(seek.id for seek in stale) or "both")
-        for seek in pairing:
-            if seek in stale or not stale:
-                await _tell(seek.channel, {"type": "lobby.failed", "seek": seek.id})
-            else:
-                await _tell(seek.channel, {"type": "lobby.requeue", "seek": seek.id})
-        return None
-    except Exception:  # both players must hear of it
-        log.exception("lobby: could not create the game of %s and %s", pairing.black.id, pairing.white.id)
-        for seek in pairing:
-            await _tell(seek.channel, {"type": "lobby.failed", "seek": seek.id})
-        return None
-    url = reverse("game", args=[game.id])
-    for seek, colour in ((pairing.black, "B"), (pairing.white, "W")):
-        await _tell(seek.channel, {"type": "lobby.paired", "seek": seek.id, "game": game.id, "url": url,
-                                   "color": colour})
-        try:  # the player's other tabs stop seeking: one person, one new game
-            await _layer().group_send(player_group(seek.player), {
-                "type": "lobby.withdraw", "keep": seek.channel, "game": game.id, "url": url})
-        except Exception:  # their seeks then expire or meet someone; never fatal here
-            log.exception("lobby: could not withdraw the other seeks of %s", seek.player)
-    return game
-
-
-async def settle_pool(pool: str) -> int:
-    """Pair what can be paired in ``pool`` now, start those games, tell the players.
-
-    Returns how many seeks wait afterwards.  Raises :class:`MatchmakingUnavailable`.
-    """
-    pairings, waiting = await pools.from_settings().settle(pool, _rng)
-    for pairing in pairings:
-        await start_paired_game(pairing)
-    if pairings:
-        request_count_push(pool)
-    return waiting
-
-
-class _Settler:
-    """The one settling of a pool running in this process, and whether it must look again."""
-
-    def __init__(self):
-        self.again = False
-        self.task: asyncio.Task | None = None
-
-
-def request_settle(pool: str) -> asyncio.Task:
-    """Settle ``pool`` in the background: at most one settling per pool runs in a process at a time.
-
-    A request made while one runs makes it read the pool once more when it
-    ends, so a seek added meanwhile is always seen by a later read.  Returns
-    the running task (awaiting it is optional; it never raises).
-    """
-    loop = asyncio.get_running_loop()
-    settlers = _settlers.setdefault(loop, {})
-    settler = settlers.get(pool)
-    if settler is not None:
-        settler.again = True
-        return settler.task
-    settler = settlers[pool] = _Settler()
-    settler.task = in_background(_settle_while_asked(pool, settlers, settler))
-    return settler.task
-
-
-async def _settle_while_asked(pool: str, settlers: dict, settler: _Settler) -> None:
-    try:
-        while True:
-            settler.again = False
-            try:
-                await settle_pool(pool)
-            except MatchmakingUnavailable as exc:
-                # The seeks' heartbeats settle again, or tell their players Redis is gone.
-                log.warning("lobby: could not settle pool %s: %s", pool, exc)
-                return
-            except Exception:  # a bug here must not stop later settlings
-                log.exception("lobby: settling pool %s failed", pool)
-                return
-            if not settler.again:
-                return
-    finally:
-        settlers.pop(pool, None)
-
-
 class LobbyConsumer(AsyncJsonWebsocketConsumer):
     """Websocket consumer of one home page: its player's seek (at most one) and the pool counts."""
 
@@ -300,7 +97,8 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
     ticket: admission.Ticket | None = None
     #: Monotonic time of the first of the heartbeat's failures in a row (None: the last one worked).
     failing_since: float | None = None
-    limit: RateLimited | None = None
+    #: This socket's rate limit and flood kick (:class:`game.sockets.Guard`), made at connect.
+    guard: Guard
     cancelling = False
     player_id: str | None = None
     ticker: asyncio.Task | None = None
@@ -311,6 +109,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
     language: str | None = None
 
     async def connect(self):
+        self.guard = Guard(RATE_LIMIT)
         self.language = language_of_scope(self.scope)
         session = self.scope.get("session")
         self.player_id = session.get("player_id") if session is not None else None
@@ -410,12 +209,18 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
         await super().send_json(resolved(content, self.language), close=close)
 
     async def within_rate_limit(self) -> bool:
-        """Count one message of this socket; False when over :data:`RATE_LIMIT` (told at most once a second)."""
-        if self.limit is None:
-            self.limit = RateLimited(RATE_LIMIT)
-        allowed, notify = self.limit.allow()
-        if notify:
-            await self.send_json(RATE_LIMITED)
+        """Count one message of this socket; False when over :data:`RATE_LIMIT` (told at most once a
+        second).  A socket that keeps sending over it is closed with :data:`game.sockets.CLOSE_FLOODING`
+        (:class:`game.sockets.Guard`)."""
+        allowed, notify, kick = self.guard.check()
+        if kick:
+            # No page sends like this: close it instead of reading on.
+            await self.close(code=CLOSE_FLOODING, reason=self.guard.kick_reason)
+        elif notify:
+            try:
+                await self.send_json(RATE_LIMITED)
+            except Exception as exc:  # noqa: BLE001 - the flooding client went away meanwhile
+                log.debug("lobby: could not send rate_limited to a closing socket: %s", exc)
         return allowed
 
     async def handle(self, message):
@@ -446,24 +251,9 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             if self.seek is not None:
                 raise ActionError("already_seeking", _("You are already looking for a game."))
             assert self.player_id is not None  # receive() refuses a session without one
-            pool = POOLS[message.pool]
-            if pool.rated:
-                assert pool.category is not None  # only timed pools have rated twins
-                seeker = await in_db_thread(seekers.rated_seeker)(self.scope.get("session"), pool.category)
-                if seeker.player_id != self.player_id:  # a session older than its log-in's player id
-                    await self.join(player_group(seeker.player_id))
-                seek = Seek(id=uuid.uuid4().hex, player=seeker.player_id, name=seeker.name, pool=pool.id,
-                            channel=self.channel_name, rating=seeker.rating)
-            else:
-                # Signed in: the username. Else no name in the message: the one the session
-                # remembers; none typed: the guest name.
-                typed = message.name if message.name is not None else self.session_name
-                name = seat_name(self.scope.get("session"), typed, self.player_id)
-                if (typed and typed.split() and not account_name(self.scope.get("session"))
-                        and await in_db_thread(belongs_to_account)(name)):
-                    raise ActionError("name_taken", ACCOUNT_NAME_MESSAGE)
-                seek = Seek(id=uuid.uuid4().hex, player=self.player_id, name=name, pool=pool.id,
-                            channel=self.channel_name)
+            seek = await seekers.new_seek(session, message, self.player_id, self.session_name, self.channel_name)
+            if seek.player != self.player_id:  # a rated seek of a session older than its log-in's player id
+                await self.join(player_group(seek.player))
             mm = pools.from_settings()
             try:
                 seek, status = await mm.add(seek)

@@ -10,8 +10,8 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
 from checkers_site.asgi import application
+from game.lobby.groups import player_group, pool_group
 from game.lobby.pairing import POOLS
-from game.lobby.socket import player_group, pool_group
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

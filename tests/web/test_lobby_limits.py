@@ -1,5 +1,6 @@
 """Lobby sockets per session and per client address are limited too (each may hold a seek):
-one client cannot fill the pools or the lobby's Redis connections."""
+one client cannot fill the pools or the lobby's Redis connections; a lobby socket that floods
+is closed, as a game socket is."""
 
 from __future__ import annotations
 
@@ -61,3 +62,24 @@ async def test_an_address_may_hold_only_so_many_lobby_sockets(alice, bob, carol)
     assert await admitted(elsewhere)
     for comm in (first, second, elsewhere):
         await comm.disconnect()
+
+
+async def test_a_lobby_socket_that_keeps_sending_over_its_rate_is_closed(alice, bob):
+    """More than 50 messages refused within 10 s: a flood, not a page; the socket is closed with
+    4429, as a game socket is, and the lobby goes on for the others."""
+    flood, other = await open_lobby(alice), await open_lobby(bob)
+    assert [await admitted(flood), await admitted(other)] == [True, True]
+    for _ in range(80):
+        await flood.send_json_to({"type": "ping"})
+    outputs = []
+    while not outputs or outputs[-1]["type"] != "websocket.close":
+        outputs.append(await flood.receive_output(timeout=5))
+    texts = [output.get("text", "") for output in outputs]
+    assert sum('"pong"' in text for text in texts) == 20
+    assert sum('"rate_limited"' in text for text in texts) == 1
+    assert outputs[-1] == {"type": "websocket.close", "code": 4429}
+    await other.send_json_to({"type": "ping"})
+    while '"pong"' not in (answer := await other.receive_output(timeout=5)).get("text", ""):
+        assert '"pool"' in answer["text"]  # counts pushed meanwhile
+    await flood.disconnect()
+    await other.disconnect()
