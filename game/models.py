@@ -65,7 +65,8 @@ class Game(models.Model):
 
     ``rated`` games change both players' ratings when they end (both seats held by accounts, a
     timed or correspondence control, chosen at creation).  ``black_rating``/``white_rating`` are
-    the seats' ratings when the game started, ``black_rating_diff``/``white_rating_diff`` the
+    the seats' ratings when the game started, ``black_provisional``/``white_provisional`` whether
+    each was provisional then, ``black_rating_diff``/``white_rating_diff`` the
     change the game's end made (rounded points; None until then, and for unrated games);
     ``finished_at`` when the game ended.
     """
@@ -117,6 +118,8 @@ class Game(models.Model):
     white_rating = models.PositiveSmallIntegerField(null=True, blank=True)
     black_rating_diff = models.SmallIntegerField(null=True, blank=True)
     white_rating_diff = models.SmallIntegerField(null=True, blank=True)
+    black_provisional = models.BooleanField(null=True, blank=True)
+    white_provisional = models.BooleanField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

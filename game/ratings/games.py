@@ -6,13 +6,12 @@ its second seat is taken it keeps both players' ratings of its category, rounded
 (:func:`start_fields`).  When it finishes (not when it is aborted), :func:`settle` updates both
 :class:`~game.models.Rating` rows by Glicko-2, one game being one rating period, writes a
 :class:`~game.models.RatingChange` per player and returns the game's rating diffs; the caller
-(:func:`game.round.store.bump`) stores them with the game's end, in the same transaction.
+(:func:`game.round.finisher.complete`) stores them with the game's end, in the same transaction.
 ``docs/ratings.md`` has the reasons.
 """
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime
 from typing import Any
 
@@ -77,16 +76,18 @@ def current(player_id: str, category: str) -> glicko.Glicko:
     return glicko.Glicko(row.rating, row.deviation, row.volatility)
 
 
-def start_fields(black_id: str, white_id: str, time_control: str) -> dict[str, int]:
+def start_fields(black_id: str, white_id: str, time_control: str) -> dict[str, Any]:
     """The stored fields for the start of a rated game between ``black_id`` and ``white_id``
     (player ids) with ``time_control`` (its text): ``black_rating``/``white_rating``, each
-    player's current rating in the game's category, rounded to whole points.  Read without locks:
-    they are what the players saw.  Raises ValueError for an untimed control (never rated)."""
+    player's current rating in the game's category, rounded to whole points, and
+    ``black_provisional``/``white_provisional``, whether each was provisional then.  Read without
+    locks: they are what the players saw.  Raises ValueError for an untimed control (never rated)."""
     category = category_of(time_control)
     if category is None:
         raise ValueError("an untimed game is never rated")
-    return {"black_rating": _points(current(black_id, category).rating),
-            "white_rating": _points(current(white_id, category).rating)}
+    black, white = current(black_id, category), current(white_id, category)
+    return {"black_rating": _points(black.rating), "white_rating": _points(white.rating),
+            "black_provisional": is_provisional(black.deviation), "white_provisional": is_provisional(white.deviation)}
 
 
 def _points(rating: float) -> int:
@@ -164,39 +165,14 @@ def settle(game: Game, result: str) -> dict[str, int]:
     return {"black_rating_diff": diffs[black], "white_rating_diff": diffs[white]}
 
 
-_provisional: dict[str, tuple[bool, bool]] = {}
-_provisional_lock = threading.Lock()
-#: Games whose players' provisional marks this process keeps (then it starts over).
-PROVISIONAL_KEPT = 20000
-
-
-def _provisional_marks(game: Game) -> tuple[bool, bool]:
-    """Whether each player's rating (Black's, White's) of the rated ``game``'s category was
-    provisional when this process first looked (once per game: the states of a game's every
-    move need them)."""
-    marks = _provisional.get(game.pk)
-    if marks is None:
-        category = category_of(game.time_control) or ""
-        deviations = dict(Rating.objects.filter(category=category, player_id__in=[game.black_player, game.white_player])
-                          .values_list("player_id", "deviation"))
-        marks = (is_provisional(deviations.get(game.black_player, glicko.NEW_DEVIATION)),
-                 is_provisional(deviations.get(game.white_player, glicko.NEW_DEVIATION)))
-        with _provisional_lock:
-            if len(_provisional) >= PROVISIONAL_KEPT:
-                _provisional.clear()
-            _provisional[game.pk] = marks
-    return marks
-
-
 def seat_ratings(game: Game) -> tuple[dict[str, Any], dict[str, Any]]:
     """What the state's seats show of a game's ratings, ``(Black's, White's)``: nothing for an
     unrated game or before both seats are taken; else ``rating`` (points when the game started)
     and ``provisional`` (bool), and ``diff`` (points, signed) once the game's end rated it."""
     if not game.rated or game.black_rating is None or game.white_rating is None:
         return {}, {}
-    black_mark, white_mark = _provisional_marks(game)
-    black: dict[str, Any] = {"rating": game.black_rating, "provisional": black_mark}
-    white: dict[str, Any] = {"rating": game.white_rating, "provisional": white_mark}
+    black: dict[str, Any] = {"rating": game.black_rating, "provisional": bool(game.black_provisional)}
+    white: dict[str, Any] = {"rating": game.white_rating, "provisional": bool(game.white_provisional)}
     if game.black_rating_diff is not None:
         black["diff"] = game.black_rating_diff
     if game.white_rating_diff is not None:

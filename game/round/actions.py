@@ -29,7 +29,7 @@ from game.i18n import lazy_text
 from game.models import Game, Move
 from game.names import clean_name
 from game.ratings import games as ratings
-from game.round import drawer, events, outages, store, takebacks
+from game.round import drawer, events, finisher, outages, store, takebacks
 from game.round.errors import ActionError
 from game.round.progress import (
     Change,
@@ -194,8 +194,8 @@ def join_game(game_id: str, player_id: str, name: str) -> Progress:
             ratings.check_rated(game.control, player_id)
         free = Color.BLACK if not game.black_player else Color.WHITE
         player_field, name_field = Game.seat_fields(free)
-        store.bump(game, status=Game.Status.ACTIVE, turn_started_at=timezone.now(),
-                   **{player_field: player_id, name_field: name})
+        store.bump(game, **finisher.complete(game, {"status": Game.Status.ACTIVE, "turn_started_at": timezone.now(),
+                                                    player_field: player_id, name_field: name}))
         return Progress(game, [events.seats_event(game, store.current_record(game))])
 
 
@@ -270,13 +270,13 @@ def _move(game: Game, record: rules.Game | None, player_id: str | None, text: st
     if isinstance(decided, Expiry):
         return store_update(game, None, expiry_change(decided)) if locked else None
     if locked:
-        store.insert_move_and_bump(game, decided.played, decided.changes)
+        store.insert_move_and_bump(game, decided.played, finisher.complete(game, decided.changes))
         transaction.on_commit(metrics.moves_on_locked_row.inc)
     else:
-        if _ends_rated_game(game, decided):
-            return None
+        if finisher.ends_rated_game(game, decided.changes):
+            return None     # its ratings are settled under the row lock
         try:
-            if not store.move_if_unchanged(game, decided.played, decided.changes):
+            if not store.move_if_unchanged(game, decided.played, finisher.complete(game, decided.changes)):
                 return None
         except IntegrityError:
             return None
@@ -284,12 +284,6 @@ def _move(game: Game, record: rules.Game | None, player_id: str | None, text: st
     progress = Progress(game, [events.move_event(game, decided.record, decided.move)])
     progress.keep_on_commit(kept_after(game, decided.record))
     return progress
-
-
-def _ends_rated_game(game: Game, decided: _Decided) -> bool:
-    """Whether ``decided`` ends a rated game: the end settles both ratings, which is done in the
-    locked row's transaction."""
-    return game.rated and decided.record.outcome is not None
 
 
 def _decide(game: Game, record: rules.Game | None, player_id: str | None, text: str, v: int,

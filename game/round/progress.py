@@ -24,7 +24,7 @@ from django.utils.translation import gettext_lazy as _
 from game import rules
 from game.clock import Expiry
 from game.models import Game
-from game.round import events, outages, store
+from game.round import events, finisher, outages, store
 from game.round.errors import ActionError
 from game.round.records import Kept
 from game.rules import Color
@@ -88,8 +88,9 @@ def seat_in_play(game: Game, player_id: str | None) -> Color:
 
 
 def store_update(game: Game, by: Color | None, change: Change) -> Progress:
-    """Store ``change`` on the locked ``game`` and return its ``update`` event, done by seat ``by``."""
-    store.bump(game, **change.fields)
+    """Store ``change`` (with what a start or an end it makes brings: :func:`game.round.finisher.complete`)
+    on the locked ``game`` and return its ``update`` event, done by seat ``by``."""
+    store.bump(game, **finisher.complete(game, change.fields))
     return Progress(game, [events.update_event(game, store.current_record(game), change.what, by)])
 
 

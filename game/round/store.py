@@ -29,7 +29,6 @@ from django.utils.translation import gettext_lazy as _
 
 from game import rules
 from game.models import Game, Move
-from game.ratings import games as ratings
 from game.round.errors import ActionError, no_such_game
 
 P = ParamSpec("P")
@@ -234,15 +233,11 @@ def bump(game: Game, **changes: Any) -> None:
     """Store ``changes`` and advance the version, only if nobody else wrote since ``game`` was loaded.
 
     ``changes`` maps field names to plain values (a model instance for a foreign key), stored
-    as the ORM would store them, with ``version`` (one more) and ``updated_at`` (now), in one
-    ``UPDATE ... WHERE id = %s AND version = %s``.  Raises :class:`ActionError` ``stale`` when
-    that updates no row.  ``game`` then holds the stored values (set here, not read back: the
-    row is ours until commit).
-
-    The game's start and end are seen here, wherever they are decided: when a waiting game
-    becomes active, a rated one keeps its players' ratings (:func:`game.ratings.games.start_fields`);
-    when a game ends, ``finished_at`` is set, and a finished rated game's ratings are updated in
-    this transaction, its diffs stored with its end (:func:`game.ratings.games.settle`).
+    as the ORM would store them, with ``version`` (one more) and ``updated_at`` (now, unless
+    given), in one ``UPDATE ... WHERE id = %s AND version = %s``.  Raises :class:`ActionError`
+    ``stale`` when that updates no row.  ``game`` then holds the stored values (set here, not
+    read back: the row is ours until commit).  What a start or an end brings with it is the
+    caller's to add (:func:`game.round.finisher.complete`).
     """
     conn, sql = _connection()
     update, params = _update(conn, sql, game, changes)
@@ -345,12 +340,9 @@ def _kept_move_statement(game: Game, played: tuple[int, str, str], changes: dict
 
 def _update(conn: Any, sql: _MovePathSql, game: Game, changes: dict[str, Any]) -> tuple[str, list[Any]]:
     """The conditional ``UPDATE`` of :func:`bump` and its parameters; ``changes`` gains the
-    version, ``updated_at`` and what a start or an end stores besides."""
+    version and ``updated_at`` (now, unless given)."""
     changes["version"] = game.version + 1
-    changes["updated_at"] = timezone.now()
-    status = changes.get("status")
-    if status is not None and status != game.status:
-        _starts_or_ends(game, status, changes)
+    changes.setdefault("updated_at", timezone.now())
     qn = conn.ops.quote_name
     meta = Game._meta
     assignments, params = [], []
@@ -380,17 +372,6 @@ def _updated(game: Game, changes: dict[str, Any], updated: int) -> None:
         raise ActionError("stale", _("The game changed meanwhile; your board has been refreshed."))
     for name, value in changes.items():
         setattr(game, name, value)
-
-
-def _starts_or_ends(game: Game, status: str, changes: dict[str, Any]) -> None:
-    """Add to ``changes`` what the game's start or end stores besides (see :func:`bump`)."""
-    if status in (Game.Status.FINISHED, Game.Status.ABORTED) and not game.is_over:
-        changes.setdefault("finished_at", changes["updated_at"])
-        if game.rated and status == Game.Status.FINISHED:
-            changes.update(ratings.settle(game, changes.get("result", game.result)))
-    elif status == Game.Status.ACTIVE and game.rated and game.black_rating is None:
-        changes.update(ratings.start_fields(changes.get("black_player", game.black_player),
-                                            changes.get("white_player", game.white_player), game.time_control))
 
 
 def game_record(game: Game, moves: list[str] | None = None) -> rules.Game:

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from game.models import Game, Move
-from game.round import actions, drawer, errors, store
+from game.round import actions, drawer, errors, finisher, store
 from game.rules import Color
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -231,8 +231,8 @@ def test_bump_stores_what_an_orm_update_stores(monkeypatch):
                "draw_offer": "", "ply": 3}
     with transaction.atomic():
         game = store.load_for_update(games[0].id)
-        store.bump(game, **changes, next_game=rematches[0])
-    # The end of a game stamps finished_at too (store.bump, for every way a game ends).
+        store.bump(game, **finisher.complete(game, dict(changes)), next_game=rematches[0])
+    # The end of a game stamps finished_at too (finisher.complete, for every way a game ends).
     Game.objects.filter(pk=games[1].pk, version=games[1].version).update(
         **changes, next_game=rematches[1], version=games[1].version + 1, updated_at=now, finished_at=now)
     ours, theirs = row_of(Game, games[0].pk), row_of(Game, games[1].pk)
