@@ -263,7 +263,7 @@ class Snapshot(Event):
     you: str | None = None
     #: The last lines of each chat room the viewer may read (:func:`game.round.chat.history`).
     chat: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    #: The viewer's own conditional moves in a correspondence game (:mod:`game.correspondence.forecasts`:
+    #: The viewer's own conditional moves in a correspondence game (:mod:`game.round.forecasts`:
     #: lines of full-notation moves, ``[]`` when none); None (left out) for spectators and other games.
     forecast: list[list[str]] | None = None
 
@@ -306,7 +306,7 @@ class ChatEvent(Event):
 @dataclass(frozen=True)
 class ForecastEvent(Event):
     """``forecast`` (unversioned): the conditional moves seat ``to`` holds now (``lines``, ``[]``
-    when none; :mod:`game.correspondence.forecasts`), from the position after ply ``ply``.  To that
+    when none; :mod:`game.round.forecasts`), from the position after ply ``ply``.  To that
     seat's sockets only: nobody else, the opponent least of all, sees a forecast."""
 
     type: ClassVar[str] = "forecast"

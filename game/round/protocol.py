@@ -101,7 +101,7 @@ class Chat:
 class ForecastLines:
     """``{"type": "forecast", "lines": [["22-18", "15x22"], ...]}``: store one's conditional moves in
     a correspondence game (each line a list of move texts, the opponent's next move first; ``[]``
-    clears them), checked by :func:`game.correspondence.forecasts.save`."""
+    clears them), checked by :func:`game.round.forecasts.save`."""
 
     lines: list[list[str]]
 

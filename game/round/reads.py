@@ -12,8 +12,7 @@ from django.utils import timezone
 
 from game import rules
 from game.clock import CORRESPONDENCE, TimeControl
-from game.correspondence import forecasts
-from game.models import Game
+from game.models import Forecast, Game
 from game.players import COMPUTER_PREFIX, computer_level
 from game.round import chat, events, outages, presence, store
 from game.round.errors import no_such_game
@@ -40,7 +39,7 @@ def snapshot(game_id: str, player_id: str | None) -> events.Snapshot:
     you = game.seat_of(player_id)
     return events.snapshot(game, store.current_record(game, rows), [notation for notation, _ in rows],
                            [fen for _, fen in rows], you=you, chat=chat.history(game, you),
-                           forecast=forecasts.lines_for(game, player_id))
+                           forecast=lines_for(game, player_id))
 
 
 def seat_snapshots(game_id: str) -> tuple[dict[str | None, events.Snapshot], tuple[str | None, str | None, int]]:
@@ -70,8 +69,19 @@ def seat_snapshots(game_id: str) -> tuple[dict[str | None, events.Snapshot], tup
         if seat is not None:
             found[seat.value] = dataclasses.replace(
                 first, you=seat.value, chat={room: lines[room] for room in chat.readable_rooms(game, seat)},
-                forecast=forecasts.lines_for(game, player_id))
+                forecast=lines_for(game, player_id))
     return found, (game.black_player, game.white_player, game.version)
+
+
+def lines_for(game: Game, player_id: str | None) -> list[list[str]] | None:
+    """The forecast ``player_id`` holds in ``game`` for the snapshot: its lines when it is for the
+    current position, ``[]`` when there is none, None when ``player_id`` has no seat in the game
+    or the game is not a correspondence game waiting or in play (the snapshot then leaves it out)."""
+    if game.seat_of(player_id) is None or not game.control.days or game.is_over:
+        return None
+    lines = (Forecast.objects.filter(game=game, player_id=player_id, ply=game.ply)
+             .values_list("lines", flat=True).first())
+    return [list(line) for line in lines] if lines else []
 
 
 def seat_of(game_id: str, player_id: str | None) -> Color | None:

@@ -33,7 +33,6 @@ from checkers_site.ops import logs, metrics
 from game import http_limits
 from game.accounts import identity
 from game.computer import player as computer_player
-from game.correspondence import forecasts
 from game.i18n import language_of_scope, lazy_text, resolved
 from game.players import has_computer
 from game.round import (
@@ -44,6 +43,7 @@ from game.round import (
     drawer,
     events,
     fanout,
+    forecasts,
     outages,
     presence,
     reads,
@@ -440,7 +440,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self.publish(progress)
             if progress.events and progress.game.control.days:
                 # The opponent's forecast may answer this move: its reply is an ordinary move, played
-                # and published after this one (game.correspondence.forecasts).
+                # and published after this one (game.round.forecasts).
                 await self.answer_forecast()
         elif isinstance(message, ForecastLines):
             progress = await self.round.run(forecasts.save, self.player_id, message.lines, arrived)
@@ -471,7 +471,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
 
     async def answer_forecast(self) -> None:
         """Play the forecast reply the last move calls for, if one is pending
-        (:func:`game.correspondence.forecasts.reply`), and publish it."""
+        (:func:`game.round.forecasts.reply`), and publish it."""
         try:
             await self.publish(await self.round.run(forecasts.reply))
         except (ActionError, DatabaseError) as exc:

@@ -7,9 +7,8 @@ from __future__ import annotations
 import pytest
 from channels.db import database_sync_to_async
 
-from game.correspondence import forecasts
 from game.models import Forecast, Game
-from game.round import actions
+from game.round import actions, forecasts
 from game.round import socket as game_socket
 from tests.web.conftest import hears_nothing, recv
 from tests.web.test_game_actions import everyone_gets

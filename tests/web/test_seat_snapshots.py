@@ -7,9 +7,8 @@ from __future__ import annotations
 import pytest
 from channels.db import database_sync_to_async
 
-from game.correspondence import forecasts
 from game.models import ChatLine, Game
-from game.round import actions, reads
+from game.round import actions, forecasts, reads
 from tests.web.test_socket_limits import start_game
 from tests.web.test_sync_cache import db_reads  # noqa: F401 - a fixture
 

@@ -11,7 +11,7 @@ ordinary move of the forecaster's seat, through :func:`game.round.actions.play_m
 events and versions as for any move), and the forecast keeps the tails of those lines; when no
 line matches, the forecast is cleared.  Both run under the game's row lock, so two server
 processes cannot both play a reply.  Only the owner sees a forecast: in their snapshot
-(:func:`lines_for`) and in ``forecast`` events to their seat's sockets.
+(:func:`game.round.reads.lines_for`) and in ``forecast`` events to their seat's sockets.
 """
 
 from __future__ import annotations
@@ -85,17 +85,6 @@ def check_lines(record: rules.Game, lines: list[list[str]]) -> list[list[str]]:
                 raise ActionError("forecast_illegal", lazy_text(
                     _("Two lines answer %(move)s differently: keep one reply."), move=first[shared - 1]))
     return clean
-
-
-def lines_for(game: Game, player_id: str | None) -> list[list[str]] | None:
-    """The forecast ``player_id`` holds in ``game`` for the snapshot: its lines when it is for the
-    current position, ``[]`` when there is none, None when ``player_id`` has no seat in the game
-    or the game is not a correspondence game waiting or in play (the snapshot then leaves it out)."""
-    if game.seat_of(player_id) is None or not game.control.days or game.is_over:
-        return None
-    lines = (Forecast.objects.filter(game=game, player_id=player_id, ply=game.ply)
-             .values_list("lines", flat=True).first())
-    return [list(line) for line in lines] if lines else []
 
 
 def may_answer(state: dict[str, Any]) -> bool:
