@@ -53,10 +53,12 @@ test: system-packages install redis node-modules
 	@if [ "$(SKIP_LINT)" != 1 ]; then $(MAKE) --no-print-directory lint; fi
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# Style and types (settings in pyproject.toml): ruff on everything, mypy on the application packages.
+# Style, types and the import contracts (settings in pyproject.toml): ruff on everything, mypy on the
+# application packages, lint-imports (the rooms import downward only, no circles).
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy game checkers_site
+	$(VENV)/bin/lint-imports --no-cache
 
 # The translations (docs/playing.md, "Languages"): gather every marked string of the pages, the server and
 # the scripts into locale/<lang>/LC_MESSAGES/{django,djangojs}.po, then compile the .mo files (both

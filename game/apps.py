@@ -23,3 +23,13 @@ class GameConfig(AppConfig):
         from game.correspondence import languages
         # The turn mails are in the language an account last logged in with (docs/correspondence.md).
         languages.connect_signals()
+
+        from game.computer import player
+        from game.round import signals
+        # The computer plays its turns in the games whose sockets it hears of (game/computer/player.py).
+        signals.computer_seat_touched.connect(player.on_computer_seat_touched, dispatch_uid="computer-wake")
+
+        from game.accounts import deletion
+        from game.lobby import groups
+        # A deleted account's seeks leave the lobby (docs/accounts.md).
+        deletion.account_deleted.connect(groups.on_account_deleted, dispatch_uid="lobby-account-deleted")

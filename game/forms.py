@@ -1,10 +1,13 @@
 """Forms of the game pages (CSRF-protected, validated by Django)."""
 
 from django import forms
+from django.utils.functional import lazy
 from django.utils.translation import gettext_lazy as _
 
 from game import clock
-from game.i18n import lazy_text, time_control_label_lazy
+from game.engine import LEVELS
+from game.errors import ActionError
+from game.i18n import lazy_text, level_name, time_control_label_lazy
 from game.names import (
     ACCOUNT_NAME_MESSAGE,
     LENGTH_MESSAGE,
@@ -18,7 +21,6 @@ from game.names import (
     piles_marks,
 )
 from game.round import actions
-from game.round.errors import ActionError
 
 TIME_CONTROL_CHOICES = (
     [("untimed", _("Untimed"))]
@@ -125,3 +127,18 @@ class JoinForm(forms.Form):
     """Game page: take the free seat."""
 
     name = NameField(label=_("Your name"))
+
+
+_lazy_level_name = lazy(level_name, str)
+
+
+class ComputerGameForm(OpeningForm):
+    """Home page: a game against the computer (with the opening of :class:`game.forms.OpeningForm`)."""
+
+    name = NameField(label=_("Your name"), required=False)
+    level = forms.TypedChoiceField(choices=[(lv.number, lazy_text("%(number)s · %(name)s", number=lv.number,
+                                                                  name=_lazy_level_name(lv.number, lv.name)))
+                                            for lv in LEVELS],
+                                   coerce=int, initial=3, label=_("Level"))
+    color = forms.ChoiceField(choices=[("random", _("Random")), ("B", _("Black")), ("W", _("White"))],
+                              initial="random", label=_("Play as"))

@@ -11,8 +11,8 @@ from typing import Any
 from confusable_homoglyphs import confusables
 from django.utils.translation import gettext_lazy as _
 
+from game.errors import ActionError
 from game.i18n import lazy_text
-from game.round.errors import ActionError
 
 #: The longest display name, in characters.
 NAME_MAX_CHARS = 24
@@ -65,7 +65,7 @@ def clean_name(name: Any) -> str:
     """Return a display name stripped and checked: 1 to 24 printable characters, at least one of
     them visible (:func:`is_blank`), inner runs of whitespace folded into one space.
 
-    Raises :class:`~game.round.errors.ActionError` ``bad_name`` (a blank-looking name gets the
+    Raises :class:`~game.errors.ActionError` ``bad_name`` (a blank-looking name gets the
     error of an empty one; a control or format character, :data:`PRINTABLE_MESSAGE`; more than
     :data:`MOST_MARKS` marks on one character, :data:`MARKS_MESSAGE`).
 
@@ -168,7 +168,7 @@ def display_name(typed: Any, player_id: str | None) -> str:
     lobby's seeks: the name typed, checked by :func:`clean_name`, or, when nothing but spaces was
     typed (``""``, ``None``), the visitor's :func:`guest_name`.
 
-    Raises :class:`~game.round.errors.ActionError` ``bad_name`` for a name that is too long, not
+    Raises :class:`~game.errors.ActionError` ``bad_name`` for a name that is too long, not
     printable or not a string, ``name_reserved`` for one that passes for the site's own
     (:func:`is_reserved`).
 

@@ -13,14 +13,15 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from game import http_limits
 from game.accounts import identity
-from game.forms import JoinForm, NewGameForm
+from game.computer import seat as computer_seat
+from game.errors import ActionError
+from game.forms import ComputerGameForm, JoinForm, NewGameForm
 from game.i18n import computer_name, pool_label, time_control_label
 from game.lobby.pairing import POOLS
 from game.models import Game
 from game.names import display_name, guest_name
 from game.ratings import games as ratings
 from game.round import actions, reads, takebacks
-from game.round.errors import ActionError
 from game.round.fanout import publish_sync
 from game.rules import ballots
 
@@ -195,3 +196,30 @@ def game_pdn(request, game_id):
 def live_games(request):
     """JSON list of the games being played now: ``{"games": [...]}`` (see :func:`game.round.reads.live_games`)."""
     return JsonResponse({"games": _live_games()})
+
+
+@require_POST
+def play_computer(request):
+    """Start a game against the computer at the chosen level and colour, then show it (429 over
+    the new-game limits, :mod:`game.http_limits`).
+
+    An empty name plays under the visitor's guest name, as on every form
+    (:func:`game.names.display_name`). An invalid form gets the home page again, status 400, with
+    the reasons in the "Play the computer" panel and the visitor's choices kept.
+    """
+    form = posted_form(ComputerGameForm, request)
+    if not form.is_valid():
+        return render_home(request, status=400, computer_form=form)
+    wait = http_limits.retry_after(http_limits.GAME_CREATE, player_id(request),
+                                   http_limits.client_address(request))
+    if wait is not None:
+        return http_limits.page_refusal(wait)
+    name = play_name(request, form.cleaned_data["name"])
+    black, white = computer_seat.seats(player_id(request), name, form.cleaned_data["color"],
+                                  form.cleaned_data["level"])
+    try:
+        game = actions.start_game(black=black, white=white, ballot=form.cleaned_data["ballot_choice"])
+    except ActionError as exc:   # the form checked it all; a refusal still shows as its error
+        form.add_error(None, str(exc.message))
+        return render_home(request, status=400, computer_form=form)
+    return redirect("game", game_id=game.id)

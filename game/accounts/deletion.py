@@ -9,7 +9,7 @@ handed to a player id of its own (:func:`game.players.deleted_id`) under the nam
 mails, ratings and rating history are deleted with the user (the :class:`~game.models.Account`
 and allauth's email addresses go with it, by cascade).  Every pending proposal of its games (a
 rematch, a draw, a takeback, its own or its opponent's) lapses with the hand-over, and its seeks in
-the lobby are withdrawn (:func:`withdraw_seeks`).
+the lobby are withdrawn (:data:`account_deleted`, which the lobby hears).
 """
 
 from __future__ import annotations
@@ -18,15 +18,19 @@ import logging
 from typing import Any
 
 from django.db import transaction
+from django.dispatch import Signal
 
-from game.lobby.groups import player_group
+from game.errors import ActionError
 from game.models import Account, Forecast, Rating, RatingChange, TurnNotice
 from game.players import deleted_id
 from game.round import actions, handover
-from game.round.errors import ActionError
 from game.round.fanout import publish_sync
 
 log = logging.getLogger(__name__)
+
+#: An account was deleted (``player_id``: its player id, sent after the deletion committed): the
+#: lobby withdraws its seeks (:func:`game.lobby.groups.on_account_deleted`).
+account_deleted = Signal()
 
 #: The name a deleted account's seats are shown under (stored as it is, in every game).
 DELETED_NAME = "deleted player"
@@ -77,23 +81,5 @@ def delete_account(user: Any) -> list[str]:
             if progress.events:
                 moved.append(game_id)   # its seats event goes out once this commits
         user.delete()
-    withdraw_seeks(player)
+    account_deleted.send(sender=delete_account, player_id=player)
     return moved
-
-
-def withdraw_seeks(player: str) -> None:
-    """Take the seeks of ``player`` (a deleted account's player id) out of the lobby's pools: each
-    of its lobby sockets, in every server process, is told (``lobby.account_deleted``, through the
-    channel layer), cancels its seek, tells its page ``cancelled`` with ``reason``
-    ``account_deleted`` and closes.  A channel layer that fails is logged: the seeks then expire
-    with their sockets, or are paired (a casual game the opponent can abort)."""
-    from asgiref.sync import async_to_sync
-    from channels.layers import get_channel_layer
-
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    try:
-        async_to_sync(layer.group_send)(player_group(player), {"type": "lobby.account_deleted"})
-    except Exception as exc:  # noqa: BLE001 - the account is deleted already; its seeks expire
-        log.warning("could not withdraw the seeks of deleted %s: %s", player, exc)

@@ -25,30 +25,23 @@ from __future__ import annotations
 import logging
 import secrets
 import uuid
-from types import SimpleNamespace
 from typing import Any
 
-from django.conf import settings
-from django.contrib.auth import SESSION_KEY, get_user
+from django.contrib.auth import SESSION_KEY
 from django.contrib.auth.signals import user_logged_in, user_logged_out
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
-from django.utils.translation import gettext_lazy as _
 
+from game.errors import ActionError
 from game.models import Account
 from game.names import display_name
 from game.round import handover
-from game.round.errors import ActionError
+from game.sessions import LOGIN_KEY, end_log_in
 
 log = logging.getLogger(__name__)
 
 #: The session key holding the username of the account the session is signed in to.
 ACCOUNT_KEY = "account"
-#: The session key holding the id of the session's log-in (32 hex digits, new at every log-in): a
-#: log-out records it as ended (:func:`end_log_in`), for the game sockets opened before.
-LOGIN_KEY = "login"
-
-
 def new_player_id() -> str:
     """A fresh player id: 32 hex digits, as a guest's."""
     return uuid.uuid4().hex
@@ -67,7 +60,7 @@ def seat_name(session: Any, typed: Any, player_id: str | None) -> str:
     """The name a new seat or seek is played under: signed in, the account's username, whatever
     was typed; a guest, :func:`game.names.display_name` (``typed``, or the guest name).
 
-    Raises :class:`~game.round.errors.ActionError` ``bad_name`` for a guest's unusable name."""
+    Raises :class:`~game.errors.ActionError` ``bad_name`` for a guest's unusable name."""
     return account_name(session) or display_name(typed, player_id)
 
 
@@ -147,73 +140,6 @@ def sign_in(request: Any, user: Any) -> Account:
     session["name"] = user.get_username()
     session[LOGIN_KEY] = secrets.token_hex(16)
     return account
-
-
-#: What a socket whose session's log-in ended (:func:`log_in_holds`) is told before it closes.
-SESSION_ENDED_MESSAGE = _("You are no longer signed in on this page: it reconnects as this browser is now.")
-
-
-def _ended_key(login: str) -> str:
-    return f"login-ended:{login}"
-
-
-def end_log_in(session: Any) -> None:
-    """Record the log-in of ``session`` (a session about to be logged out) as ended, in the cache
-    shared by every server process, for as long as its cookie could live
-    (``SESSION_COOKIE_AGE``): the game sockets it opened are refused from their next action
-    (:func:`log_in_holds`).  A cache that fails is logged, nothing more (those sockets then act
-    until they close, as before the log-out)."""
-    login = session.get(LOGIN_KEY) if session is not None else None
-    if not isinstance(login, str) or not login:
-        return
-    try:
-        cache.set(_ended_key(login), 1, settings.SESSION_COOKIE_AGE)
-    except Exception as exc:  # noqa: BLE001 - the log-out itself must go on
-        log.warning("could not record the end of a log-in: %s", exc)
-
-
-class _SessionCopy(dict):
-    """A copy of a socket's session for ``get_user``: a session failing its checks is "flushed"
-    here only (the socket's session is the page's, not the socket's to change)."""
-
-    def flush(self) -> None:
-        self.clear()
-
-    def cycle_key(self) -> None:
-        pass
-
-
-def signed_in(session: Any) -> bool:
-    """Whether ``session`` (a session store, a socket's ``scope["session"]``, or None) says it is
-    signed in to a user, whether or not that log-in still holds."""
-    return session is not None and session.get(SESSION_KEY) is not None
-
-
-def log_in_holds(session: Any) -> bool:
-    """Whether the log-in of ``session`` still holds, as Django checks a page's: its user exists
-    and is active, its password is the one the session was signed in with (Django's session auth
-    hash: a password changed since ends every other session; ``update_session_auth_hash`` keeps the
-    browser that changed it signed in), and the session was not logged out since
-    (:func:`end_log_in`).  True for a guest's session (nothing to end).  Reads the database and
-    the cache; a cache that fails counts as no log-out recorded."""
-    if not signed_in(session):
-        return True
-    user = get_user(SimpleNamespace(session=_SessionCopy(session.items())))  # type: ignore[arg-type]
-    return user.is_authenticated and log_in_ended_not_recorded(session)
-
-
-def log_in_ended_not_recorded(session: Any) -> bool:
-    """Whether no log-out of ``session``'s log-in is recorded (:func:`end_log_in`; the part of
-    :func:`log_in_holds` after Django's checks).  Reads the cache; a cache that fails counts as
-    nothing recorded."""
-    login = session.get(LOGIN_KEY)
-    if isinstance(login, str) and login:
-        try:
-            if cache.get(_ended_key(login)) is not None:
-                return False
-        except Exception as exc:  # noqa: BLE001 - fail open: the password check still holds
-            log.warning("could not read whether a log-in ended: %s", exc)
-    return True
 
 
 def on_logged_in(sender: Any, request: Any = None, user: Any = None, **kwargs: Any) -> None:

@@ -45,10 +45,10 @@ from django.conf import settings
 from checkers_site.ops import logs, metrics
 from game import rules
 from game.engine import EngineBusy, EnginePool, levels
+from game.errors import ActionError
 from game.models import Game
 from game.players import computer_level
 from game.round import chat, drawer, fanout, rematcher, store
-from game.round.errors import ActionError
 from game.round.events import Event
 from game.round.round import Round
 from game.rules import Color
@@ -159,6 +159,11 @@ def next_job(game_id: str) -> Job | None:
         if side in levels_ and game.black_player and game.white_player:
             return Job("rematch", game.player(side), levels_[side], side, v=game.version)
     return None
+
+def on_computer_seat_touched(sender: object, game_id: str, **kwargs: object) -> None:
+    """:data:`game.round.signals.computer_seat_touched`: :func:`wake`."""
+    wake(game_id)
+
 
 def wake(game_id: str) -> asyncio.Task:
     """Make the computer act in ``game_id`` if it has something to do; returns at once.

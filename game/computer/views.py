@@ -30,30 +30,23 @@ import json
 from typing import TYPE_CHECKING
 
 from asgiref.sync import sync_to_async
-from django import forms
 from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
-from django.shortcuts import redirect, render
-from django.utils.functional import lazy
+from django.shortcuts import render
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST, require_safe
 
 from game import http_limits, rules
-from game.computer import seat as computer_seat
 from game.computer.player import analysis_pool
-from game.engine import ANALYSIS_MAX_MS, LEVELS, EngineBusy, levels, native
-from game.forms import NameField, OpeningForm
-from game.i18n import lazy_text, level_name, outcome_reason
+from game.engine import ANALYSIS_MAX_MS, EngineBusy, levels, native
+from game.errors import ActionError
+from game.i18n import lazy_text, outcome_reason
 from game.models import Game, Move, is_game_id
 from game.round import actions, reads
-from game.round.errors import ActionError
 from game.sockets import in_db_thread
-from game.views import play_name, player_id, posted_form, render_home
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrPromise
-
-_lazy_level_name = lazy(level_name, str)
 
 #: The analysis board's default thinking time (ms).
 ANALYSIS_DEFAULT_MS = 1000
@@ -61,45 +54,6 @@ ANALYSIS_DEFAULT_MS = 1000
 MAX_TEXT = 200
 #: Longest pasted game record accepted (characters): a long game with comments fits many times.
 MAX_PDN_CHARS = 20_000
-
-
-class ComputerGameForm(OpeningForm):
-    """Home page: a game against the computer (with the opening of :class:`game.forms.OpeningForm`)."""
-
-    name = NameField(label=_("Your name"), required=False)
-    level = forms.TypedChoiceField(choices=[(lv.number, lazy_text("%(number)s · %(name)s", number=lv.number,
-                                                                  name=_lazy_level_name(lv.number, lv.name)))
-                                            for lv in LEVELS],
-                                   coerce=int, initial=3, label=_("Level"))
-    color = forms.ChoiceField(choices=[("random", _("Random")), ("B", _("Black")), ("W", _("White"))],
-                              initial="random", label=_("Play as"))
-
-
-@require_POST
-def play_computer(request):
-    """Start a game against the computer at the chosen level and colour, then show it (429 over
-    the new-game limits, :mod:`game.http_limits`).
-
-    An empty name plays under the visitor's guest name, as on every form
-    (:func:`game.names.display_name`). An invalid form gets the home page again, status 400, with
-    the reasons in the "Play the computer" panel and the visitor's choices kept.
-    """
-    form = posted_form(ComputerGameForm, request)
-    if not form.is_valid():
-        return render_home(request, status=400, computer_form=form)
-    wait = http_limits.retry_after(http_limits.GAME_CREATE, player_id(request),
-                                   http_limits.client_address(request))
-    if wait is not None:
-        return http_limits.page_refusal(wait)
-    name = play_name(request, form.cleaned_data["name"])
-    black, white = computer_seat.seats(player_id(request), name, form.cleaned_data["color"],
-                                  form.cleaned_data["level"])
-    try:
-        game = actions.start_game(black=black, white=white, ballot=form.cleaned_data["ballot_choice"])
-    except ActionError as exc:   # the form checked it all; a refusal still shows as its error
-        form.add_error(None, str(exc.message))
-        return render_home(request, status=400, computer_form=form)
-    return redirect("game", game_id=game.id)
 
 
 def _error(code: str, message: str | StrPromise, status: int = 400) -> JsonResponse:

@@ -16,12 +16,12 @@ import logging
 from django.urls import reverse
 
 from game.accounts.identity import current_player
+from game.errors import ActionError
 from game.lobby.groups import layer, player_group
 from game.lobby.pairing import POOLS, Pairing, Seek
 from game.models import Account
 from game.names import NAME_MAX_CHARS
 from game.round import actions
-from game.round.errors import ActionError
 from game.sockets import in_db_thread
 
 log = logging.getLogger(__name__)

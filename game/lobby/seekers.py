@@ -20,14 +20,14 @@ from typing import Any
 from django.contrib.auth import get_user
 from django.utils.translation import gettext_lazy as _
 
-from game.accounts import identity
+from game import sessions
 from game.accounts.identity import account_name, seat_name
+from game.errors import ActionError
 from game.lobby.pairing import POOLS, Seek
 from game.lobby.protocol import SeekGame
 from game.models import Account
 from game.names import ACCOUNT_NAME_MESSAGE, NAME_MAX_CHARS, belongs_to_account, clean_name
 from game.ratings import games as ratings
-from game.round.errors import ActionError
 from game.sockets import in_db_thread
 
 
@@ -56,12 +56,12 @@ class _SessionCopy(dict):
 def signed_in_account(session: Any) -> Account | None:
     """The :class:`Account` signed in on ``session`` (a session store, or None), or None for a
     guest, a session whose log-in no longer holds (password changed, user gone or inactive, logged
-    out since: :func:`game.accounts.identity.log_in_holds`) or a
+    out since: :func:`game.accounts.sessions.log_in_holds`) or a
     user without an account row.  Reads the database; raises nothing else."""
     if session is None:
         return None
     user = get_user(SimpleNamespace(session=_SessionCopy(session.items())))  # type: ignore[arg-type]
-    if not user.is_authenticated or not identity.log_in_ended_not_recorded(session):
+    if not user.is_authenticated or not sessions.log_in_ended_not_recorded(session):
         return None
     return Account.objects.filter(user_id=user.pk).select_related("user").first()
 

@@ -37,7 +37,8 @@ from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from checkers_site.ops import logs, metrics
-from game.accounts import identity
+from game import sessions
+from game.errors import ActionError
 from game.i18n import language_of_scope, resolved
 from game.lobby import pools, seekers
 from game.lobby.groups import player_group, pool_group
@@ -46,7 +47,6 @@ from game.lobby.pools import MatchmakingUnavailable
 from game.lobby.protocol import CancelSeek, Ping, SeekGame, parse_lobby_message
 from game.lobby.settling import request_count_push, request_settle
 from game.round import admission
-from game.round.errors import ActionError
 from game.sockets import CLOSE_FLOODING, RATE_LIMITED, Guard, ProtocolError, decode_frame, in_db_thread
 
 if TYPE_CHECKING:
@@ -239,12 +239,12 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
         is the account's, under its username, with its rating in the pool's category (a log-in
         that no longer holds is a guest's there: ``rated_needs_account``).  A casual seek from a
         socket of a signed-in session whose log-in ended since (logged out, password changed,
-        account deleted: :func:`game.accounts.identity.log_in_holds`) is told ``session_ended``
+        account deleted: :func:`game.accounts.sessions.log_in_holds`) is told ``session_ended``
         and the socket closed (:data:`CLOSE_SESSION_ENDED`): it seeks no more as the account."""
         session = self.scope.get("session")
-        if (not POOLS[message.pool].rated and identity.signed_in(session)
-                and not await in_db_thread(identity.log_in_holds)(session)):
-            await self.send_json(error("session_ended", identity.SESSION_ENDED_MESSAGE))
+        if (not POOLS[message.pool].rated and sessions.signed_in(session)
+                and not await in_db_thread(sessions.log_in_holds)(session)):
+            await self.send_json(error("session_ended", sessions.SESSION_ENDED_MESSAGE))
             await self.close(code=CLOSE_SESSION_ENDED)
             return
         async with self.lock:
@@ -383,7 +383,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
         request_count_push(seek.pool)
 
     async def lobby_account_deleted(self, message):
-        """Group message ``lobby.account_deleted`` (:func:`game.accounts.deletion.withdraw_seeks`):
+        """Group message ``lobby.account_deleted`` (:func:`game.lobby.groups.on_account_deleted`):
         this socket's player was an account deleted meanwhile.  Its seek, if any, is taken out and
         the page told ``cancelled`` with ``reason`` ``account_deleted``; then the socket closes
         (:data:`CLOSE_SESSION_ENDED`), so that no seek is made again as the deleted player."""

@@ -19,11 +19,11 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from game.clock import TimeControl
+from game.errors import ActionError
 from game.models import Account, Game, Rating, RatingChange
 from game.players import is_computer
 from game.ratings import glicko
 from game.ratings.categories import category_of
-from game.round.errors import ActionError
 
 #: Glicko-2's system constant: lichess's 0.75 (docs/ratings.md, "Why tau 0.75").
 TAU = 0.75

@@ -9,7 +9,7 @@ transaction: it checks (seat, turn, version, legality), changes the stored
 game under its row lock with a conditional update, and returns
 :class:`~game.round.progress.Progress`: the game and the events to publish
 once the transaction has committed.  A refused action raises
-:class:`~game.round.errors.ActionError` with a code and changes nothing.
+:class:`~game.errors.ActionError` with a code and changes nothing.
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from django.utils.translation import gettext_lazy as _
 from checkers_site.ops import metrics
 from game import rules
 from game.clock import Expiry, TimeControl, TimeControlError
+from game.errors import ActionError
 from game.i18n import lazy_text
 from game.models import Game, Move
 from game.names import clean_name
 from game.ratings import games as ratings
 from game.round import drawer, events, finisher, outages, store, takebacks
-from game.round.errors import ActionError
 from game.round.progress import (
     Change,
     Progress,

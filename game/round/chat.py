@@ -36,12 +36,12 @@ from limits.errors import StorageError
 from limits.strategies import MovingWindowRateLimiter
 
 from checkers_site import redis_cluster
+from game.errors import ActionError, no_such_game
 from game.i18n import lazy_text
 from game.models import ChatLine, Game
 from game.names import display_name
 from game.players import is_computer
 from game.round import events, store
-from game.round.errors import ActionError, no_such_game
 from game.round.progress import Progress
 from game.rules import Color
 

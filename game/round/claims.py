@@ -12,11 +12,11 @@ from django.utils.translation import gettext_lazy as _
 from checkers_site.ops import metrics
 from game import rules
 from game.clock import claim_after_s, paused_ms
+from game.errors import ActionError
 from game.i18n import lazy_text
 from game.models import Game
 from game.players import is_computer
 from game.round import outages, presence
-from game.round.errors import ActionError
 from game.round.progress import Change, Progress, act, finished, seat_in_play
 from game.rules import Color
 

@@ -9,9 +9,9 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
 
 from game import rules
+from game.errors import ActionError
 from game.i18n import lazy_text
 from game.models import Game
-from game.round.errors import ActionError
 from game.round.progress import Change, Progress, act, finished, seat_in_play
 from game.rules import Color
 

@@ -26,10 +26,10 @@ from django.utils.translation import gettext_lazy as _
 
 from game import rules
 from game.clock import CORRESPONDENCE
+from game.errors import ActionError
 from game.i18n import lazy_text
 from game.models import Forecast, Game
 from game.round import actions, events, outages, store
-from game.round.errors import ActionError
 from game.round.progress import Progress, expiry_change, seat_in_play, store_update
 
 #: Most lines one forecast may hold.

@@ -16,9 +16,9 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from game.errors import ActionError
 from game.models import Forecast, Game, TurnNotice
 from game.round import events, store
-from game.round.errors import ActionError
 from game.round.fanout import publish_sync
 from game.round.progress import Progress
 

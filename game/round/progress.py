@@ -2,7 +2,7 @@
 
 An action is *check → do → events*: :func:`act` loads the game under its row
 lock, lets the action check and decide (``decide(game, seat)`` returns a
-:class:`Change` or raises :class:`~game.round.errors.ActionError`), asks the
+:class:`Change` or raises :class:`~game.errors.ActionError`), asks the
 game's :class:`~game.clock.Clock` once (out of time? charged for the
 turn?), stores the change with the conditional update of
 :func:`game.round.store.bump`, and returns :class:`Progress`: the game as
@@ -23,9 +23,9 @@ from django.utils.translation import gettext_lazy as _
 
 from game import rules
 from game.clock import Expiry
+from game.errors import ActionError
 from game.models import Game
 from game.round import events, finisher, outages, store
-from game.round.errors import ActionError
 from game.round.records import Kept
 from game.rules import Color
 

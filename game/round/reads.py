@@ -12,10 +12,10 @@ from django.utils import timezone
 
 from game import rules
 from game.clock import CORRESPONDENCE, TimeControl
+from game.errors import no_such_game
 from game.models import Forecast, Game
 from game.players import COMPUTER_PREFIX, computer_level
 from game.round import chat, events, outages, presence, store
-from game.round.errors import no_such_game
 from game.rules import Color, ballots
 
 

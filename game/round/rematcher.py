@@ -7,10 +7,10 @@ from datetime import datetime
 
 from django.utils.translation import gettext_lazy as _
 
+from game.errors import ActionError
 from game.models import Game
 from game.players import is_deleted
 from game.round.actions import start_game
-from game.round.errors import ActionError
 from game.round.progress import Change, Progress, act
 from game.rules import Color
 

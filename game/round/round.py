@@ -32,8 +32,8 @@ from typing import Any, Protocol, TypeVar
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
+from game.errors import ActionError
 from game.round import actions
-from game.round.errors import ActionError
 from game.round.progress import Progress
 from game.round.records import Kept
 from game.round.snapshots import Snapshots

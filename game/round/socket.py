@@ -30,9 +30,8 @@ from django.utils.translation import gettext_lazy as _
 from checkers_site.handshakes import FRAME_SEND
 from checkers_site.keepalive import Keepalive, of_scope
 from checkers_site.ops import logs, metrics
-from game import http_limits
-from game.accounts import identity
-from game.computer import player as computer_player
+from game import http_limits, sessions
+from game.errors import ActionError
 from game.i18n import language_of_scope, lazy_text, resolved
 from game.players import has_computer
 from game.round import (
@@ -48,10 +47,10 @@ from game.round import (
     presence,
     reads,
     rematcher,
+    signals,
     snapshots,
     takebacks,
 )
-from game.round.errors import ActionError
 from game.round.progress import Progress
 from game.round.protocol import (
     Action,
@@ -203,9 +202,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         self.channel_name = uuid.uuid4().hex
         session = self.scope.get("session")
         self.player_id = session.get("player_id") if session is not None else None
-        if identity.signed_in(session):
+        if sessions.signed_in(session):
             # A cookie whose log-in ended (logged out, password changed) only watches.
-            self.signed_in = await in_db_thread(identity.log_in_holds)(session)
+            self.signed_in = await in_db_thread(sessions.log_in_holds)(session)
             if not self.signed_in:
                 self.player_id = None
         self.snapshot_lock = asyncio.Lock()
@@ -260,7 +259,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         self.watchdog = asyncio.get_running_loop().create_task(self.watch_silence())
         self.announce()
         if self.computer:
-            computer_player.wake(self.game_id)  # resumes the computer's turn after a restart or reconnect
+            # The computer's turn resumes after a restart or a reconnect.
+            signals.computer_seat_touched.send(sender=GameConsumer, game_id=self.game_id)
         if self.role in ("B", "W") and forecasts.may_answer(snapshot.state):
             # A forecast reply that a server lost between the opponent's move and its reply.
             in_background(self.answer_forecast())
@@ -377,7 +377,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
                                                "nothing was changed. Try again in a moment.")})
         finally:
             if self.computer:
-                computer_player.wake(self.game_id)  # the computer's reply, off the event loop
+                # The computer's reply, off the event loop.
+                signals.computer_seat_touched.send(sender=GameConsumer, game_id=self.game_id)
 
     async def within_rate_limit(self) -> bool:
         """Count one message of this socket, of its session and of its client address
@@ -496,13 +497,13 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
 
     async def check_log_in(self) -> None:
         """Before an action of a signed-in session's socket: refuse it ``session_ended`` when the
-        session's log-in no longer holds (:func:`game.accounts.identity.log_in_holds`: logged out,
+        session's log-in no longer holds (:func:`game.accounts.sessions.log_in_holds`: logged out,
         password changed, account deleted, from any browser and any server process); the socket
         is then closed with :data:`CLOSE_SEAT_MOVED`.  Raises :class:`ActionError`."""
-        if not await in_db_thread(identity.log_in_holds)(self.scope.get("session")):
+        if not await in_db_thread(sessions.log_in_holds)(self.scope.get("session")):
             self.signed_in = False
             self.player_id = None
-            raise ActionError(SESSION_ENDED, identity.SESSION_ENDED_MESSAGE)
+            raise ActionError(SESSION_ENDED, sessions.SESSION_ENDED_MESSAGE)
 
     async def check_seated(self, message: PlayMove | Action | ForecastLines) -> None:
         """A spectator's socket asks to move or act: refuse it ``not_seated`` before any action

@@ -28,8 +28,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from game import rules
+from game.errors import ActionError, no_such_game
 from game.models import Game, Move
-from game.round.errors import ActionError, no_such_game
 
 P = ParamSpec("P")
 R = TypeVar("R")

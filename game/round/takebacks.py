@@ -28,11 +28,11 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
 
+from game.errors import ActionError
 from game.i18n import lazy_text
 from game.models import Game
 from game.players import computer_level
 from game.round import events, outages, store
-from game.round.errors import ActionError
 from game.round.progress import Change, Progress, clock_fields, expiry_change, seat_in_play, store_update
 from game.rules import Color
 

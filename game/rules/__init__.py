@@ -19,7 +19,6 @@ game files follow PDN 3.0. The main types:
 
 from .counting import divide, perft
 from .errors import (
-    AmbiguousMoveError,
     GameOverError,
     IllegalMoveError,
     InvalidFenError,
@@ -28,7 +27,7 @@ from .errors import (
 )
 from .game import FORTY_MOVE_PLIES, REPETITION_COUNT, Game, Outcome, Termination
 from .pdn import PdnGame, game_to_pdn, read_games, write_game
-from .position import INITIAL_FEN, SQUARES, Color, Move, Position
+from .position import INITIAL_FEN, SQUARES, AmbiguousMoveError, Color, Move, Position
 
 __all__ = [
     "Color",

@@ -1,4 +1,5 @@
-"""Errors raised by the rules, split by cause.
+"""Errors raised by the rules, split by cause (and :class:`~game.rules.position.AmbiguousMoveError`,
+which carries the moves it could be, beside them in :mod:`game.rules.position`).
 
 Every error is a :class:`RulesError`, which is a :class:`ValueError`, so a
 caller may catch them all at once or map each cause to its own error code.
@@ -6,18 +7,11 @@ caller may catch them all at once or map each cause to its own error code.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .position import Move
-
 __all__ = [
     "RulesError",
     "InvalidFenError",
     "MalformedMoveError",
     "IllegalMoveError",
-    "AmbiguousMoveError",
     "GameOverError",
 ]
 
@@ -41,18 +35,6 @@ class MalformedMoveError(RulesError):
 
 class IllegalMoveError(RulesError):
     """A well-formed move that is not legal in the position it was played in."""
-
-
-class AmbiguousMoveError(RulesError):
-    """A short-form move such as ``"27x11"`` that matches several legal moves.
-
-    :attr:`candidates` is the list of matching :class:`~game.rules.Move`
-    values; the message lists them in full form.
-    """
-
-    def __init__(self, message: str, candidates: Iterable[Move] = ()) -> None:
-        super().__init__(message)
-        self.candidates: list[Move] = list(candidates)
 
 
 class GameOverError(RulesError):

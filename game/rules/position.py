@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Self
 
 from . import bitboard
-from .errors import AmbiguousMoveError, IllegalMoveError, InvalidFenError, MalformedMoveError
+from .errors import IllegalMoveError, InvalidFenError, MalformedMoveError, RulesError
 
 __all__ = ["Color", "Move", "Position", "SQUARES", "INITIAL_FEN"]
 
@@ -20,6 +20,18 @@ SQUARES = range(1, 33)
 
 #: PDN FEN of the start position.
 INITIAL_FEN = "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12"
+
+
+class AmbiguousMoveError(RulesError):
+    """A short-form move such as ``"27x11"`` that matches several legal moves.
+
+    :attr:`candidates` is the list of matching :class:`~game.rules.Move`
+    values; the message lists them in full form.
+    """
+
+    def __init__(self, message: str, candidates: Iterable[Move] = ()) -> None:
+        super().__init__(message)
+        self.candidates: list[Move] = list(candidates)
 
 
 class Color(enum.Enum):

@@ -10,11 +10,11 @@ import pytest
 from django.db import transaction
 
 from game.computer import seat as computer
+from game.errors import ActionError
 from game.models import Game, Rating, RatingChange
 from game.ratings import games as ratings
 from game.ratings import glicko
 from game.round import actions, drawer, reads, store
-from game.round.errors import ActionError
 from game.rules import pdn
 from tests.ratings.helpers import account, guest
 

@@ -10,10 +10,10 @@ import uuid
 
 import pytest
 
+from game.errors import ActionError
 from game.lobby import pools as matchmaking
 from game.models import Game
 from game.round import actions, rematcher
-from game.round.errors import ActionError
 from tests.web.conftest import recv
 from tests.web.test_accounts import PASSWORD, browser_of, create_game, guest, sign_up
 from tests.web.test_matchmaking import next_message, open_lobby, seek

@@ -16,9 +16,9 @@ from django.utils import timezone
 
 from game import players, rules
 from game.clock import FIRST_MOVE_S
+from game.errors import ActionError
 from game.models import Game, Move
 from game.round import actions, outages, rematcher
-from game.round.errors import ActionError
 from game.rules import ballots
 from tests.web.conftest import Browser, recv
 from tests.web.test_matchmaking import matchmaking_prefix, next_message, open_lobby, pools, quiet, seek  # noqa: F401

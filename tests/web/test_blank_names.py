@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 
+from game.errors import ActionError
 from game.models import Game
 from game.names import clean_name, display_name, is_blank
 from game.round import actions
-from game.round.errors import ActionError
 from tests.web.test_accounts import PASSWORD, create_game, guest
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fresh_rate_limits")]

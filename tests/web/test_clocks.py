@@ -14,9 +14,9 @@ from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
 
-from game import clock
+from game import clock, errors
 from game.models import Game
-from game.round import actions, claims, drawer, errors, outages
+from game.round import actions, claims, drawer, outages
 from tests.web.conftest import recv
 from tests.web.test_game_consumer import stored
 

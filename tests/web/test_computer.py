@@ -7,11 +7,11 @@ import random
 import pytest
 from channels.db import database_sync_to_async
 
-from game import rules
+from game import errors, rules
 from game.computer import player as computer_play
 from game.computer import seat as computer
 from game.models import Game
-from game.round import actions, errors, fanout
+from game.round import actions, fanout
 from tests.web.conftest import recv
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]

@@ -10,8 +10,9 @@ import pytest
 from channels.db import database_sync_to_async
 from django.db import connection
 
+from game import errors
 from game.models import Game
-from game.round import actions, drawer, errors, store
+from game.round import actions, drawer, store
 from tests.web.conftest import make_browser, public, recv
 from tests.web.test_game_consumer import expect_refusal, start_game, stored
 

@@ -14,9 +14,9 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from prometheus_client import REGISTRY
 
-from game import rules
+from game import errors, rules
 from game.models import Game
-from game.round import actions, drawer, errors, store
+from game.round import actions, drawer, store
 from game.round.records import Kept
 from tests.web.conftest import row_held
 

@@ -13,9 +13,9 @@ import pytest
 from django.test import Client
 from django.utils import translation
 
+from game.errors import ActionError
 from game.models import Game
 from game.names import display_name, guest_name
-from game.round.errors import ActionError
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -15,9 +15,9 @@ from django.conf import settings
 from django.test import override_settings
 from django.utils import timezone
 
+from game.errors import ActionError
 from game.models import DeliveryOutage, Game
 from game.round import actions, claims, fanout, outages
-from game.round.errors import ActionError
 from tests.system.processes import free_port
 from tests.web.conftest import hears_nothing, recv
 

@@ -11,8 +11,9 @@ from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from game import errors
 from game.models import Game, Move
-from game.round import actions, drawer, errors, finisher, store
+from game.round import actions, drawer, finisher, store
 from game.rules import Color
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -16,10 +16,10 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from game import rules
+from game import errors, rules
 from game.computer import seat as computer
 from game.models import Game
-from game.round import actions, drawer, errors, reads, takebacks
+from game.round import actions, drawer, reads, takebacks
 from game.round import socket as game_socket
 from tests.web.conftest import hears_nothing, make_browser, recv
 from tests.web.test_game_actions import everyone_gets, seated

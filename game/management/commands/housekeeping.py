@@ -29,11 +29,11 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
+from game.errors import ActionError
 from game.lobby.pairing import POOLS
 from game.lobby.pools import Matchmaker, MatchmakingUnavailable
 from game.models import Game
 from game.round import actions, fanout, presence
-from game.round.errors import ActionError
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
