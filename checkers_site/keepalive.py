@@ -2,11 +2,9 @@
 
 The page sends ``{"type": "ping"}`` every 3 s so that a network gone without a
 close frame is noticed within seconds on both sides (docs/protocol.md).  With
-3,000 open sockets that is 1,000 frames a second, five for every move played
-at a human pace, and each one went through Daphne's application queue,
-channels' consumer, the socket's rate limits, the message parser and back out
-through channels and Daphne: the pongs' sends alone were 11 % of a busy server
-process's samples (docs/performance/03-third-round-pings.md).
+thousands of open sockets that is more frames than moves, and each one would go
+through Daphne's application queue, channels' consumer, the socket's rate
+limits, the message parser and back out (docs/performance/03-third-round-pings.md).
 
 So the site's transport (``checkers_site.serve``) answers a ping itself, with
 the same ``{"type": "pong"}``, once the socket's consumer has asked it to

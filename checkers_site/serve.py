@@ -61,8 +61,8 @@ def write_now(transport: Any, data: bytes) -> None:
 
     Twisted's ``write`` only buffers: it asks the reactor to watch the socket for writability
     (an ``epoll_ctl``), writes at the loop's next turn and stops watching (another): three steps
-    and a turn of the loop for every websocket frame; asking the loop to watch was 6 % of a busy
-    Daphne process's samples (docs/performance/03-third-round-pings.md).  Order is kept: anything
+    and a turn of the loop for every websocket frame (docs/performance/03-third-round-pings.md).
+    Order is kept: anything
     already buffered goes first, through Twisted.  Errors are left to Twisted, which meets them on its own write and
     closes the connection as it always does.  TLS connections (none behind nginx) and anything
     that is not a plain TCP connection go Twisted's way.

@@ -112,9 +112,8 @@ class SocketRateLimit:
     allowed messages came in the last T seconds; only allowed messages count, so a
     burst refused by the per-second limit does not use up the per-minute one (a
     moving window, as limits' ``MovingWindowRateLimiter``).  Kept on the socket, so nothing is
-    shared between sockets or threads: limits' ``MemoryStorage`` started a thread
-    every 10 ms under traffic that walked every socket's keys (5 % of a process's
-    CPU with 60 sockets, and growing with the number of sockets).
+    shared between sockets or threads, and nothing runs between messages
+    (docs/performance/02-live-load.md).
 
     >>> limit = SocketRateLimit.parse("2/second")
     >>> limit.hit(now=0.0), limit.hit(now=0.1), limit.hit(now=0.2), limit.hit(now=1.05)

@@ -2,8 +2,8 @@
 
 CPython's cyclic collector stops the whole process while it runs, and a full
 (generation 2) collection walks every tracked object: in a Daphne process with
-thousands of open sockets that was 150-500 ms during which no move of any game
-went out (``docs/performance/03-third-round-pings.md``, "Garbage collection").  Two things shorten
+thousands of open sockets, hundreds of milliseconds during which no move of any game
+goes out (``docs/performance/03-third-round-pings.md``, "Garbage collection").  Two things shorten
 it, both set when a server process starts (:func:`tune`, called by
 ``checkers_site.serve`` once the site is loaded and before the first
 connection):
@@ -14,12 +14,8 @@ connection):
   process anyway.
 - Thresholds (``GC_THRESHOLDS``, default ``10000,10,10``; Python's own are
   ``700,10,10``): a young collection once 10,000 more tracked objects have been
-  made than freed, not 700.  Measured with 3,000 sockets at a human pace, each
-  process then made about 100 young collections of 14 ms, 9 middle ones of 54 ms
-  and one full one in a run, 2 s of pauses in all, where Python's thresholds
-  made 23 full collections of 136-141 ms (8.4 s in all).  50,000 made fewer,
-  longer young collections (55-87 ms), and a middle one, which walks everything
-  twenty of them kept, took 617-770 ms on a busy machine.
+  made than freed, not 700: far fewer full collections, each young one still
+  short (the figures of both, and of larger thresholds: the page above).
 
 Every collection's pause is measured (``gc.callbacks``) and shown on
 ``/metrics`` as ``checkers_gc_pause_seconds{generation}``.  The callback only

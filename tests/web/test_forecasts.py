@@ -8,8 +8,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from game.models import Forecast, Game
-from game.round import actions, forecasts
-from game.round import socket as game_socket
+from game.round import actions, forecasts, watch
 from tests.web.conftest import hears_nothing, recv
 from tests.web.test_game_actions import everyone_gets
 from tests.web.test_takebacks import close, consistent, play, refused, snapshot_of
@@ -22,7 +21,7 @@ LINES = [["22-18", "15x22", "25x18", "8-11"], ["23-19", "8-11"]]
 @pytest.fixture(autouse=True)
 def _patient_sockets(monkeypatch):
     """No page pings these sockets: the server must not take them for a dropped network."""
-    monkeypatch.setattr(game_socket, "SILENT_AFTER_S", 300.0)
+    monkeypatch.setattr(watch, "SILENT_AFTER_S", 300.0)
 
 
 async def correspondence(alice, bob, carol, control="3d"):

@@ -13,8 +13,7 @@ import time
 import pytest
 from channels.db import database_sync_to_async
 
-from game.round import actions, presence
-from game.round import socket as game_socket
+from game.round import actions, presence, protocol, watch
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -29,7 +28,7 @@ async def audience_of(comm, seat: str, online: bool, timeout: float = 5.0) -> di
 
 
 async def test_a_silent_socket_leaves_the_audience_and_is_closed(alice, bob, monkeypatch):
-    monkeypatch.setattr(game_socket, "SILENT_AFTER_S", 1.5)
+    monkeypatch.setattr(watch, "SILENT_AFTER_S", 1.5)
     game = await database_sync_to_async(actions.start_game)(black=(alice.player_id, "alice"),
                                                            white=(bob.player_id, "bob"))
     a, _ = await alice.connect(game.id)
@@ -43,7 +42,7 @@ async def test_a_silent_socket_leaves_the_audience_and_is_closed(alice, bob, mon
         assert 1.5 <= gone_after < 4.0, gone_after
         while (out := await a.receive_output(timeout=2))["type"] != "websocket.close":
             pass
-        assert out == {"type": "websocket.close", "code": game_socket.CLOSE_SILENT}
+        assert out == {"type": "websocket.close", "code": protocol.CLOSE_SILENT}
         assert (await presence.audience(game.id))["online"] == {"B": False, "W": True}
         # alice's page, back, connects again and is on the page once more.
         a2, snapshot = await alice.connect(game.id)

@@ -19,8 +19,7 @@ from django.utils import timezone
 from game import errors, rules
 from game.computer import seat as computer
 from game.models import Game
-from game.round import actions, drawer, reads, takebacks
-from game.round import socket as game_socket
+from game.round import actions, drawer, reads, takebacks, watch
 from tests.web.conftest import hears_nothing, make_browser, recv
 from tests.web.test_game_actions import everyone_gets, seated
 from tests.web.test_game_consumer import start_game
@@ -32,8 +31,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture(autouse=True)
 def _patient_sockets(monkeypatch):
     """These tests' sockets send nothing for long stretches (no page pings them): the server
-    must not take them for a dropped network (game.round.socket.SILENT_AFTER_S)."""
-    monkeypatch.setattr(game_socket, "SILENT_AFTER_S", 300.0)
+    must not take them for a dropped network (game.round.watch.SILENT_AFTER_S)."""
+    monkeypatch.setattr(watch, "SILENT_AFTER_S", 300.0)
 
 START = rules.Position.initial().fen()
 

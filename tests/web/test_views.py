@@ -12,8 +12,7 @@ from django.urls import resolve, reverse
 
 from game import views
 from game.models import GAME_ID_ALPHABET, GAME_ID_LENGTH, Game, new_game_id
-from game.round import protocol
-from game.round import socket as game_socket
+from game.round import handlers, protocol, watch
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -62,11 +61,11 @@ def test_game_page_is_given_the_protocols_constants():
     constants = config_of(page)["protocol"]
     assert constants["closeCodes"] == {"noSuchGame": 4404, "unavailable": 4503, "tooManySockets": 4429,
                                        "silent": 4408, "seatMoved": 4409}
-    assert (game_socket.CLOSE_NO_SUCH_GAME, game_socket.CLOSE_TOO_MANY_SOCKETS) == (4404, 4429)
+    assert (protocol.CLOSE_NO_SUCH_GAME, protocol.CLOSE_TOO_MANY_SOCKETS) == (4404, 4429)
     assert constants["pingEveryMs"] == 3000
     # A page that pings on time is never taken for a dropped network.
-    assert 3 * constants["pingEveryMs"] <= game_socket.SILENT_AFTER_S * 1000
-    assert constants["actions"] == list(game_socket.ACTIONS)
+    assert 3 * constants["pingEveryMs"] <= watch.SILENT_AFTER_S * 1000
+    assert constants["actions"] == list(handlers.ACTIONS)
     assert constants["chatRooms"] == ["players", "spectators"]
     assert constants["chatMaxChars"] == 140
     assert f'id="chat-input" maxlength="{constants["chatMaxChars"]}"'.encode() in page.content
