@@ -269,6 +269,9 @@ class Account(models.Model):
     #: its mails are in it (game/correspondence/mails.py).
     language = models.CharField(max_length=8, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
+    #: A keyed hash of the client address the account signed up from (``""``: not known), compared
+    #: with other accounts' only (game/ratings/links.py): the address itself is not kept.
+    signed_up_from = models.CharField(max_length=32, blank=True, default="", db_index=True)
 
     def __str__(self):
         return f"{self.user.username} ({self.player_id})"
@@ -330,13 +333,15 @@ class Forecast(models.Model):
 
     ``lines`` is a list of lines, each a list of move texts in full notation starting with the
     opponent's next move: ``[["22-18", "15x22"], ...]`` (the opponent's move, the reply, the
-    opponent's next, ...).  ``ply`` is the game's ply when the forecast was stored; a forecast
-    for another ply is stale and is never played.
+    opponent's next, ...).  ``ply`` and ``fen`` are the game's ply and position (PDN FEN) when the
+    forecast was stored: it answers only a move made from that very position, and is never played
+    on any other (a takeback in between, say).
     """
 
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="forecasts")
     player_id = models.CharField(max_length=32)
     ply = models.PositiveIntegerField()
+    fen = models.CharField(max_length=120, blank=True, default="")
     lines = models.JSONField(default=list)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -360,3 +365,37 @@ class TurnNotice(models.Model):
 
     def __str__(self):
         return f"{self.game_id} {self.player_id} mailed {self.sent_at:%Y-%m-%d %H:%M}"
+
+
+class AccountDevice(models.Model):
+    """A browser an account signed in from: ``device`` is the id of the browser's own long-lived
+    cookie (32 hex digits, game/ratings/links.py); ``seen_at`` the last sign-in from it."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="devices")
+    device = models.CharField(max_length=32, db_index=True)
+    seen_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["account", "device"], name="one_row_per_account_device")]
+
+    def __str__(self):
+        return f"{self.account_id} on {self.device}"
+
+
+class Departure(models.Model):
+    """A rated game a player left unplayed (game/ratings/playban.py): ``kind`` is ``aborted`` (they
+    aborted it, or it was aborted because a side had not made its first two moves when they ended
+    it), ``no_move`` (they let their first move's time run out) or ``abandoned`` (they left and
+    their opponent claimed the game)."""
+
+    player_id = models.CharField(max_length=32)
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="departures")
+    kind = models.CharField(max_length=12)
+    at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["player_id", "-at"])]
+
+    def __str__(self):
+        return f"{self.player_id} {self.kind} {self.game_id} at {self.at:%Y-%m-%d %H:%M}"
+

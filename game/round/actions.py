@@ -27,7 +27,7 @@ from game import rules
 from game.clock import Expiry, TimeControl, TimeControlError
 from game.errors import ActionError
 from game.i18n import lazy_text
-from game.models import Game, Move
+from game.models import Forecast, Game, Move
 from game.names import clean_name
 from game.ratings import games as ratings
 from game.round import drawer, events, finisher, outages, store, takebacks
@@ -218,7 +218,8 @@ def play_move(game_id: str, player_id: str | None, text: str, v: int, now: datet
     the ``update`` event ``flagged`` (or ``aborted``, for a live game's first
     move not made in time) is returned.  A pending draw offer of the opponent
     is declined, and so is a pending takeback proposal of the opponent (one's
-    own is withdrawn: :func:`game.round.takebacks.after_move`).
+    own is withdrawn: :func:`game.round.takebacks.after_move`); in a correspondence game the
+    mover's own conditional moves go (:mod:`game.round.forecasts` stores a reply's tails again).
 
     ``kept``: the row and record this process kept after the game's last move
     (:class:`~game.round.records.Kept`, the caller's to give up: they may be played on).  With
@@ -281,6 +282,9 @@ def _move(game: Game, record: rules.Game | None, player_id: str | None, text: st
         except IntegrityError:
             return None
         metrics.moves_on_kept_row.inc()
+    if game.control.days:
+        # The mover's conditional moves were written for the opponent's turn: they go.
+        Forecast.objects.filter(game_id=game.pk, player_id=player_id).delete()
     progress = Progress(game, [events.move_event(game, decided.record, decided.move)])
     progress.keep_on_commit(kept_after(game, decided.record))
     return progress

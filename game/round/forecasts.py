@@ -121,7 +121,7 @@ def save(game_id: str, player_id: str | None, lines: list[list[str]],
         clean = check_lines(store.current_record(game), lines)
         if clean:
             Forecast.objects.update_or_create(game=game, player_id=player_id,
-                                              defaults={"ply": game.ply, "lines": clean})
+                                              defaults={"ply": game.ply, "fen": game.fen, "lines": clean})
         else:
             Forecast.objects.filter(game=game, player_id=player_id).delete()
         return Progress(game, [events.ForecastEvent(lines=clean, ply=game.ply, to=seat)])
@@ -137,7 +137,7 @@ def reply(game_id: str, now: datetime | None = None) -> Progress:
     goes when nothing of them is left, the game is over or no line matched.  Returns the reply's
     ``move`` event (and whatever else the move brings) and then the ``forecast`` event for the
     forecaster's seat; no events when that player holds no forecast.  A forecast stored for
-    another position (a takeback since) is dropped silently.  Raises :class:`ActionError`
+    another position (a takeback since, or a move from elsewhere) is dropped silently.  Raises :class:`ActionError`
     ``no_such_game``.
     """
     with transaction.atomic():
@@ -149,10 +149,10 @@ def reply(game_id: str, now: datetime | None = None) -> Progress:
         forecast = Forecast.objects.filter(game=game, player_id=owner).first()
         if forecast is None:
             return Progress(game)
-        if forecast.ply != game.ply - 1:
+        last, before = _last_move(game)
+        if forecast.ply != game.ply - 1 or forecast.fen != before:
             forecast.delete()
             return Progress(game)
-        last = game.move_set.filter(ply=game.ply).values_list("notation", flat=True).first()
         matching = [list(line) for line in forecast.lines if line and line[0] == last and len(line) >= 2]
         if not matching:
             forecast.delete()
@@ -161,14 +161,24 @@ def reply(game_id: str, now: datetime | None = None) -> Progress:
         try:
             played = actions.play_move(game_id, owner, answer, game.version, now=now)
         except ActionError:
-            forecast.delete()
+            Forecast.objects.filter(game=game, player_id=owner).delete()
             return Progress(game, [events.ForecastEvent(lines=[], ply=game.ply, to=side)])
         game = played.game
         tails = [line[2:] for line in matching if line[1] == answer and len(line) > 2]
         if tails and game.status == Game.Status.ACTIVE and game.turn is not side:
-            forecast.lines, forecast.ply = tails, game.ply
-            forecast.save(update_fields=["lines", "ply", "updated_at"])
+            # The reply, the forecaster's own move, cleared the forecast: its tails are stored anew.
+            Forecast.objects.update_or_create(game=game, player_id=owner,
+                                              defaults={"ply": game.ply, "fen": game.fen, "lines": tails})
         else:
-            forecast.delete()
+            Forecast.objects.filter(game=game, player_id=owner).delete()
             tails = []
         return Progress(game, [*played.events, events.ForecastEvent(lines=tails, ply=game.ply, to=side)])
+
+
+def _last_move(game: Game) -> tuple[str | None, str]:
+    """The notation of ``game``'s last ply and the position (PDN FEN) it was played from."""
+    rows = {ply: (notation, fen) for ply, notation, fen in
+            game.move_set.filter(ply__gte=game.ply - 1, ply__lte=game.ply).values_list("ply", "notation", "fen_after")}
+    last = rows.get(game.ply)
+    before = rows[game.ply - 1][1] if game.ply - 1 in rows else game.start_fen
+    return (last[0] if last else None), before

@@ -79,7 +79,7 @@ def lines_for(game: Game, player_id: str | None) -> list[list[str]] | None:
     or the game is not a correspondence game waiting or in play (the snapshot then leaves it out)."""
     if game.seat_of(player_id) is None or not game.control.days or game.is_over:
         return None
-    lines = (Forecast.objects.filter(game=game, player_id=player_id, ply=game.ply)
+    lines = (Forecast.objects.filter(game=game, player_id=player_id, ply=game.ply, fen=game.fen)
              .values_list("lines", flat=True).first())
     return [list(line) for line in lines] if lines else []
 

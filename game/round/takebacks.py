@@ -30,7 +30,7 @@ from django.utils.translation import ngettext_lazy
 
 from game.errors import ActionError
 from game.i18n import lazy_text
-from game.models import Game
+from game.models import Forecast, Game
 from game.players import computer_level
 from game.round import events, outages, store
 from game.round.progress import Change, Progress, clock_fields, expiry_change, seat_in_play, store_update
@@ -107,7 +107,8 @@ def take_back(game: Game, proposer: Color, now: datetime) -> Progress:
     the ``takeback`` event.  Deletes the plies' moves, rebuilds fen, ply and no_progress from the
     moves that remain (a full replay), clears the pending proposal and draw offer, keeps each
     side's time (a live game's side to move is charged for its turn so far) and starts the
-    side to move's turn at ``now``.  Raises :class:`ActionError` ``nothing_to_take_back``,
+    side to move's turn at ``now``.  The game's conditional moves go: each was written for a
+    position that is no longer the game's.  Raises :class:`ActionError` ``nothing_to_take_back``,
     ``stale``."""
     _check_takeable(game, proposer)
     plies = plies_to_take_back(game, proposer)
@@ -122,6 +123,7 @@ def take_back(game: Game, proposer: Color, now: datetime) -> Progress:
     store.bump(game, fen=record.position.fen(), ply=keep, no_progress=record.no_progress_plies,
                position_version=game.version + 1, turn_started_at=now, takeback_offer="",
                draw_offer="", **charged)
+    Forecast.objects.filter(game=game).delete()
     return Progress(game, [events.takeback_event(game, record, proposer, plies)])
 
 

@@ -212,3 +212,52 @@ def test_two_processes_answering_the_same_move_play_the_reply_once(alice, bob):
     game = consistent(played.id)
     assert game.ply == 3
     assert stored_forecast(played.id, alice.player_id) == (3, [["25x18", "8-11"]])
+
+
+def _version(game_id: str) -> int:
+    return Game.objects.get(pk=game_id).version
+
+
+def test_a_forecast_is_not_played_after_a_takeback_changed_the_position(alice, bob):
+    """White stores 9-13 → 17-14 after 21-17, takes 21-17 back and plays 22-17 instead: when Black
+    plays 9-13, no reply is played for White (17-14 would be legal, from another position)."""
+    from game.round import takebacks
+
+    game = actions.start_game((alice.player_id, "alice"), (bob.player_id, "bob"), time_control="3d")
+    actions.play_move(game.id, alice.player_id, "11-15", _version(game.id))
+    actions.play_move(game.id, bob.player_id, "21-17", _version(game.id))
+    forecasts.save(game.id, bob.player_id, [["9-13", "17-14"]])
+    assert stored_forecast(game.id, bob.player_id) == (2, [["9-13", "17-14"]])
+    takebacks.propose(game.id, bob.player_id)
+    takebacks.accept(game.id, alice.player_id)
+    assert stored_forecast(game.id, bob.player_id) is None     # a takeback clears the game's forecasts
+    actions.play_move(game.id, bob.player_id, "22-17", _version(game.id))
+    actions.play_move(game.id, alice.player_id, "9-13", _version(game.id))
+    assert forecasts.reply(game.id).events == []
+    stored = consistent(game.id)
+    assert (stored.ply, stored.turn.value) == (3, "W")
+    assert list(stored.move_set.order_by("ply").values_list("notation", flat=True)) == ["11-15", "22-17", "9-13"]
+
+
+def test_a_forecast_written_for_another_position_at_the_same_ply_is_never_played(alice, bob):
+    """A forecast row whose position is not the one the opponent moved from (however it came to
+    be there) is dropped, not played."""
+    game = actions.start_game((alice.player_id, "alice"), (bob.player_id, "bob"), time_control="3d")
+    actions.play_move(game.id, alice.player_id, "11-15", _version(game.id))
+    actions.play_move(game.id, bob.player_id, "22-17", _version(game.id))
+    other = "W:W17,21,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,12,15"
+    Forecast.objects.create(game_id=game.id, player_id=bob.player_id, ply=2, fen=other, lines=[["9-13", "17-14"]])
+    actions.play_move(game.id, alice.player_id, "9-13", _version(game.id))
+    assert forecasts.reply(game.id).events == []
+    assert stored_forecast(game.id, bob.player_id) is None
+    assert consistent(game.id).ply == 3
+
+
+def test_a_seats_own_move_clears_its_forecast(alice, bob):
+    game = actions.start_game((alice.player_id, "alice"), (bob.player_id, "bob"), time_control="3d")
+    actions.play_move(game.id, alice.player_id, "11-15", _version(game.id))
+    stale = Game.objects.get(pk=game.id)
+    Forecast.objects.create(game_id=game.id, player_id=bob.player_id, ply=stale.ply, fen=stale.fen,
+                            lines=[["9-13", "17-14"]])
+    actions.play_move(game.id, bob.player_id, "22-17", _version(game.id))
+    assert stored_forecast(game.id, bob.player_id) is None
