@@ -9,7 +9,8 @@ from django.urls import path, re_path
 
 from game.lobby.socket import LobbyConsumer
 from game.models import GAME_ID_PATTERN
-from game.round.socket import CLOSE_NO_SUCH_GAME, GameConsumer
+from game.round.protocol import CLOSE_NO_SUCH_GAME
+from game.round.socket import GameConsumer
 
 
 class NoRouteConsumer(AsyncWebsocketConsumer):

@@ -19,7 +19,7 @@ from game.lobby.pairing import POOLS
 from game.models import Game
 from game.names import display_name, guest_name
 from game.ratings import games as ratings
-from game.round import actions, reads, takebacks
+from game.round import actions, protocol, reads, takebacks
 from game.round.errors import ActionError
 from game.round.fanout import publish_sync
 from game.rules import ballots
@@ -143,7 +143,8 @@ def _render_game(request, game: Game, join_form: JoinForm | None = None, status:
     if join_form is not None:
         _guest_placeholder(join_form, request)
     config = {"gameId": game.id, "wsPath": f"/ws/game/{game.id}/", "you": seat.value if seat else None,
-              "fixedPlies": takebacks.fixed_plies(game), "computerGrantsUpTo": takebacks.COMPUTER_GRANTS_UP_TO}
+              "fixedPlies": takebacks.fixed_plies(game), "computerGrantsUpTo": takebacks.COMPUTER_GRANTS_UP_TO,
+              "protocol": protocol.page_constants()}
     return render(request, "game.html", {
         "game": game, "seat": seat, "join_form": join_form, "config": config,
         "ballot": ballots.ballot(game.ballot) if game.ballot is not None else None,

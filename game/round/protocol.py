@@ -1,10 +1,12 @@
-"""The live protocol's client messages, parsed at the edge into typed values.
+"""The live protocol's client messages, parsed at the edge into typed values, and its constants.
 
 Every frame a browser sends on the game socket is a JSON object with a
 ``type``.  :func:`parse_client_message` turns it into one of the message
 classes below or raises :class:`ProtocolError` with an error code; no raw
-dict travels further in.  The full protocol, both ways, is in
-``docs/protocol.md``.
+dict travels further in.  The close codes, the ping interval and the other
+values both ends must agree on are defined here once; the game page is given
+them in its config (:func:`page_constants`).  The full protocol, both ways, is
+in ``docs/protocol.md``.
 """
 
 from __future__ import annotations
@@ -14,10 +16,21 @@ from typing import Any
 
 from django.utils.translation import gettext_lazy as _
 
+from game import rules
 from game.i18n import lazy_text
+from game.round import chat, clock
 from game.sockets import MAX_FRAME_BYTES, ProtocolError, decode_frame
 
 __all__ = [
+    "CLOSE_NO_SUCH_GAME",
+    "CLOSE_UNAVAILABLE",
+    "CLOSE_TOO_MANY_SOCKETS",
+    "CLOSE_SILENT",
+    "CLOSE_SEAT_MOVED",
+    "PING_EVERY_S",
+    "CHAT_ERROR_PREFIX",
+    "FORECAST_ERROR_PREFIX",
+    "SHARED_REFUSALS",
     "ACTIONS",
     "MAX_FRAME_BYTES",
     "Action",
@@ -30,8 +43,38 @@ __all__ = [
     "ProtocolError",
     "Sync",
     "decode_frame",
+    "page_constants",
     "parse_client_message",
 ]
+
+#: Close code sent when the game in the URL does not exist.
+CLOSE_NO_SUCH_GAME = 4404
+#: Close code sent when the game's events cannot be followed (Redis unreachable): reconnect.
+CLOSE_UNAVAILABLE = 4503
+#: Close code sent when the session or the client address already holds as many game sockets as it
+#: may (``GAME_SOCKETS_PER_SESSION``, ``GAME_SOCKETS_PER_ADDRESS``): close another tab first.
+CLOSE_TOO_MANY_SOCKETS = 4429
+#: Close code sent to a socket the page has sent nothing on for ``game.round.socket.SILENT_AFTER_S``
+#: (a network gone without a close frame; the page pings every :data:`PING_EVERY_S`): it has left
+#: the game's presence already.
+CLOSE_SILENT = 4408
+#: Close code sent to a seat's socket whose session no longer holds the seat: it was handed to the
+#: browser's account at a log-in in another tab (game.round.handover), or its account was deleted;
+#: and to a socket whose session's log-in ended (log-out, password changed: ``session_ended``).
+#: The page reconnects with the browser's cookie as it is now, and so as the seat, or a spectator.
+CLOSE_SEAT_MOVED = 4409
+
+#: Seconds between two of the page's ``ping`` messages: well within the silence after which the
+#: server takes a socket for gone (``game.round.socket.SILENT_AFTER_S``).
+PING_EVERY_S = 3.0
+
+#: Error codes refusing a chat line begin with this (``chat_too_long``, ...: ``docs/protocol.md``).
+CHAT_ERROR_PREFIX = "chat_"
+#: Error codes refusing conditional moves begin with this (``forecast_illegal``, ...).
+FORECAST_ERROR_PREFIX = "forecast_"
+#: Refusals any message of a seat may get, whatever it asked: the page files them under the message
+#: it is waiting on (its conditional moves, while their answer is due).
+SHARED_REFUSALS = ("bad_message", "too_large", "not_seated", "not_started", "game_over", "busy", "unavailable")
 
 #: Longest move text accepted, in characters (a king's longest route is far shorter).
 MAX_MOVE_CHARS = 80
@@ -85,7 +128,7 @@ class Action:
 
 
 #: The chat rooms of a game (:mod:`game.round.chat`).
-CHAT_ROOMS = ("players", "spectators")
+CHAT_ROOMS = chat.ROOMS
 
 
 @dataclass(frozen=True)
@@ -170,3 +213,44 @@ def parse_client_message(data: dict[str, Any]) -> ClientMessage:
         return ForecastLines(lines=_lines_field(data))
     shown = kind if isinstance(kind, str) and len(kind) <= 20 else "?"
     raise ProtocolError("unknown_type", lazy_text(_("Unknown message type '%(type)s'."), type=shown))
+
+
+def page_constants() -> dict[str, Any]:
+    """The protocol's constants the game page works with, for its config (``game-config``, passed by
+    :func:`game.views._render_game` through ``json_script``): the page reads them from there and
+    writes none of them again.  Keys in the page's camelCase, values plain JSON:
+
+    - ``closeCodes``: ``{"noSuchGame", "unavailable", "tooManySockets", "silent", "seatMoved"}``,
+      each the websocket close code (an integer) of the ``CLOSE_*`` constant of that name;
+    - ``pingEveryMs``: milliseconds between two ``ping`` messages (an integer, :data:`PING_EVERY_S`);
+    - ``actions``: the field-less game actions a seat may send, a list of message types (:data:`ACTIONS`);
+    - ``chatRooms``: the chat rooms, a list of names (:data:`CHAT_ROOMS`);
+    - ``chatMaxChars``: the longest chat line, in characters (code points once trimmed: an integer);
+    - ``firstMoveS``: seconds a live timed game waits for each side's first move (an integer);
+    - ``noProgressLimit``: plies without a capture or a man move that draw the game (an integer);
+    - ``errors``: ``{"chatPrefix", "forecastPrefix"}``, the prefixes of the chat's and of the
+      conditional moves' error codes (strings), and ``"shared"``, :data:`SHARED_REFUSALS` (a list).
+
+    >>> page_constants()["closeCodes"]["noSuchGame"], page_constants()["pingEveryMs"]
+    (4404, 3000)
+    """
+    return {
+        "closeCodes": {
+            "noSuchGame": CLOSE_NO_SUCH_GAME,
+            "unavailable": CLOSE_UNAVAILABLE,
+            "tooManySockets": CLOSE_TOO_MANY_SOCKETS,
+            "silent": CLOSE_SILENT,
+            "seatMoved": CLOSE_SEAT_MOVED,
+        },
+        "pingEveryMs": round(PING_EVERY_S * 1000),
+        "actions": list(ACTIONS),
+        "chatRooms": list(CHAT_ROOMS),
+        "chatMaxChars": chat.MAX_CHARS,
+        "firstMoveS": clock.FIRST_MOVE_S,
+        "noProgressLimit": rules.FORTY_MOVE_PLIES,
+        "errors": {
+            "chatPrefix": CHAT_ERROR_PREFIX,
+            "forecastPrefix": FORECAST_ERROR_PREFIX,
+            "shared": list(SHARED_REFUSALS),
+        },
+    }

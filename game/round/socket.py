@@ -54,6 +54,11 @@ from game.round import (
 from game.round.errors import ActionError
 from game.round.progress import Progress
 from game.round.protocol import (
+    CLOSE_NO_SUCH_GAME,
+    CLOSE_SEAT_MOVED,
+    CLOSE_SILENT,
+    CLOSE_TOO_MANY_SOCKETS,
+    CLOSE_UNAVAILABLE,
     Action,
     Chat,
     ClientMessage,
@@ -91,24 +96,10 @@ ACTIONS: dict[str, Callable[[str, str | None, datetime | None], Progress]] = {
 #: The actions that may start a new game: counted against the new-game limits.
 NEW_GAME_ACTIONS = frozenset({"rematch_offer", "rematch_accept"})
 
-#: Close code sent when the game in the URL does not exist.
-CLOSE_NO_SUCH_GAME = 4404
-#: Close code sent when the game's events cannot be followed (Redis unreachable): reconnect.
-CLOSE_UNAVAILABLE = 4503
-#: Close code sent when the session or the client address already holds as many game sockets as it
-#: may (``GAME_SOCKETS_PER_SESSION``, ``GAME_SOCKETS_PER_ADDRESS``): close another tab first.
-CLOSE_TOO_MANY_SOCKETS = 4429
-#: Close code sent to a socket the page has sent nothing on for :data:`SILENT_AFTER_S` (a network
-#: gone without a close frame; the page pings every 3 s): it has left the game's presence already.
-CLOSE_SILENT = 4408
-#: Close code sent to a seat's socket whose session no longer holds the seat: it was handed to the
-#: browser's account at a log-in in another tab (game.round.handover), or its account was deleted;
-#: and to a socket whose session's log-in ended (log-out, password changed: ``session_ended``).
-#: The page reconnects with the browser's cookie as it is now, and so as the seat, or a spectator.
-CLOSE_SEAT_MOVED = 4409
 #: The error code of an action refused because the socket's session's log-in ended.
 SESSION_ENDED = "session_ended"
-#: Seconds without a frame from the page after which its socket counts as gone.
+#: Seconds without a frame from the page after which its socket counts as gone (the page pings every
+#: ``protocol.PING_EVERY_S``) and is closed with :data:`CLOSE_SILENT`.
 SILENT_AFTER_S = 10.0
 
 #: How an encoded ``seats`` event begins (:func:`game.round.events.encode`, compact JSON, type first).

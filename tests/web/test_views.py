@@ -12,6 +12,8 @@ from django.urls import resolve, reverse
 
 from game import views
 from game.models import GAME_ID_ALPHABET, GAME_ID_LENGTH, Game, new_game_id
+from game.round import protocol
+from game.round import socket as game_socket
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -46,9 +48,32 @@ def test_create_game_seats_creator_and_shows_invite():
     page = alice.get(f"/g/{game.id}/")
     assert page.status_code == 200
     assert config_of(page) == {"gameId": game.id, "wsPath": f"/ws/game/{game.id}/", "you": "W", "fixedPlies": 0,
-                                "computerGrantsUpTo": 4}
+                                "computerGrantsUpTo": 4, "protocol": protocol.page_constants()}
     assert f"http://testserver/g/{game.id}/".encode() in page.content
     assert b'id="join-game"' not in page.content
+
+
+def test_game_page_is_given_the_protocols_constants():
+    """The page's close codes, ping interval, actions, chat limits and error codes come from the server,
+    the values the socket itself uses."""
+    alice = Client()
+    game = create(alice)
+    page = alice.get(f"/g/{game.id}/")
+    constants = config_of(page)["protocol"]
+    assert constants["closeCodes"] == {"noSuchGame": 4404, "unavailable": 4503, "tooManySockets": 4429,
+                                       "silent": 4408, "seatMoved": 4409}
+    assert (game_socket.CLOSE_NO_SUCH_GAME, game_socket.CLOSE_TOO_MANY_SOCKETS) == (4404, 4429)
+    assert constants["pingEveryMs"] == 3000
+    # A page that pings on time is never taken for a dropped network.
+    assert 3 * constants["pingEveryMs"] <= game_socket.SILENT_AFTER_S * 1000
+    assert constants["actions"] == list(game_socket.ACTIONS)
+    assert constants["chatRooms"] == ["players", "spectators"]
+    assert constants["chatMaxChars"] == 140
+    assert f'id="chat-input" maxlength="{constants["chatMaxChars"]}"'.encode() in page.content
+    assert (constants["firstMoveS"], constants["noProgressLimit"]) == (30, 80)
+    assert constants["errors"] == {"chatPrefix": "chat_", "forecastPrefix": "forecast_",
+                                   "shared": ["bad_message", "too_large", "not_seated", "not_started",
+                                              "game_over", "busy", "unavailable"]}
 
 
 def test_invalid_new_game_form_is_shown_again_and_creates_nothing():
