@@ -228,7 +228,13 @@ function boot() {
   );
   cues = new SoundCues(ctrl, sound);
   wireInvite();
-  wireReplay(ctrl);
+  wireReplay({
+    first: () => ctrl.replayFirst(),
+    prev: () => ctrl.replayPrev(),
+    next: () => ctrl.replayNext(),
+    last: () => ctrl.replayLast(),
+    goTo: (ply) => ctrl.goTo(ply),
+  });
 
   const socket = new GameSocket(
     socketUrl(config.wsPath),
