@@ -1,4 +1,6 @@
-// Boot: read the page's game-config, build the controller and the views, open the socket.
+// Boot: read the page's game-config, build the controller and the views, open the socket. Each
+// view is built from its elements in templates/game.html by a function of its own below; every
+// change redraws them all, in the order of VIEWS.
 
 import { GameAnnouncer } from './view/announce.js';
 import { Ctrl } from './ctrl.js';
@@ -14,6 +16,8 @@ import { wireReplay } from './view/replay.js';
 import { gettext } from './i18n.js';
 import { Settings } from './settings.js';
 import { SoundPlayer, SoundCues } from './sound.js';
+
+const byId = (id) => document.getElementById(id);
 
 function readConfig() {
   const node = document.getElementById('game-config');
@@ -66,63 +70,47 @@ function wireInvite() {
   });
 }
 
-function boot() {
-  const config = readConfig();
-  const boardEl = document.getElementById('board');
-  if (!config || !boardEl) return;
+/** The views a redraw renders, in this order (a view not built yet is skipped). */
+const VIEWS = ['settings', 'board', 'table', 'actions', 'clocks', 'chat', 'forecast'];
 
-  let board = null;
-  let table = null;
-  let actions = null;
-  let clocks = null;
-  let chat = null;
-  let forecast = null;
-  let settings = null;
-  let cues = null;
-  let announcer = null;
-  const redraw = () => {
-    if (settings) settings.render();
-    if (board) board.render();
-    if (table) table.render();
-    if (actions) actions.render();
-    if (clocks) clocks.render();
-    if (chat) chat.render();
-    if (forecast) forecast.render();
-    if (board) renderAnalyseLink(document.getElementById('analyse-link'), ctrl);
-    if (cues) cues.update();
-    if (announcer) announcer.update();
-  };
-  const ctrl = new Ctrl(config, redraw);
+/** Everything the page shows from `ctrl`, brought up to date. */
+function redrawAll(ctrl, views) {
+  for (const name of VIEWS) if (views[name]) views[name].render();
+  if (views.board) renderAnalyseLink(byId('analyse-link'), ctrl);
+  if (views.cues) views.cues.update();
+  if (views.announcer) views.announcer.update();
+}
 
-  board = new BoardView(boardEl, ctrl);
-  announcer = new GameAnnouncer(ctrl);
-  table = new TableView(
+function tableView(ctrl) {
+  return new TableView(
     {
-      playerTop: document.getElementById('player-top'),
-      playerBottom: document.getElementById('player-bottom'),
-      turn: document.getElementById('turn'),
-      status: document.getElementById('status'),
-      resultBanner: document.getElementById('result-banner'),
-      audience: document.getElementById('audience'),
-      connection: document.getElementById('connection'),
-      moveList: document.getElementById('move-list'),
-      invite: document.getElementById('invite'),
-      joinForm: document.getElementById('join-form'),
-      numbersToggle: document.getElementById('toggle-numbers'),
-      noProgress: document.getElementById('no-progress'),
-      replayBar: document.getElementById('replay-bar'),
-      replayFirst: document.getElementById('replay-first'),
-      replayPrev: document.getElementById('replay-prev'),
-      replayNext: document.getElementById('replay-next'),
-      replayLast: document.getElementById('replay-last'),
-      replayStatus: document.getElementById('replay-status'),
-      replayText: document.getElementById('replay-text'),
-      backToGame: document.getElementById('back-to-game'),
+      playerTop: byId('player-top'),
+      playerBottom: byId('player-bottom'),
+      turn: byId('turn'),
+      status: byId('status'),
+      resultBanner: byId('result-banner'),
+      audience: byId('audience'),
+      connection: byId('connection'),
+      moveList: byId('move-list'),
+      invite: byId('invite'),
+      joinForm: byId('join-form'),
+      numbersToggle: byId('toggle-numbers'),
+      noProgress: byId('no-progress'),
+      replayBar: byId('replay-bar'),
+      replayFirst: byId('replay-first'),
+      replayPrev: byId('replay-prev'),
+      replayNext: byId('replay-next'),
+      replayLast: byId('replay-last'),
+      replayStatus: byId('replay-status'),
+      replayText: byId('replay-text'),
+      backToGame: byId('back-to-game'),
     },
     ctrl,
   );
-  const byId = (id) => document.getElementById(id);
-  actions = new ActionsView(
+}
+
+function actionsView(ctrl) {
+  return new ActionsView(
     {
       panel: byId('game-actions'),
       drawOfferBox: byId('draw-offer-box'),
@@ -163,7 +151,10 @@ function boot() {
     },
     ctrl,
   );
-  chat = new ChatView(
+}
+
+function chatView(ctrl) {
+  return new ChatView(
     {
       panel: byId('chat'),
       title: byId('chat-title'),
@@ -182,7 +173,10 @@ function boot() {
     },
     ctrl,
   );
-  forecast = new ForecastView(
+}
+
+function forecastView(ctrl) {
+  return new ForecastView(
     {
       panel: byId('forecast'),
       text: byId('forecast-text'),
@@ -194,7 +188,10 @@ function boot() {
     },
     ctrl,
   );
-  clocks = new ClockView(
+}
+
+function clockView(ctrl) {
+  return new ClockView(
     {
       clockTop: byId('clock-top'),
       clockBottom: byId('clock-bottom'),
@@ -204,9 +201,10 @@ function boot() {
     },
     ctrl,
   );
+}
 
-  const sound = new SoundPlayer();
-  settings = new Settings(
+function settingsPanel(ctrl, sound) {
+  return new Settings(
     {
       panel: byId('settings'),
       flip: byId('flip-board'),
@@ -226,11 +224,25 @@ function boot() {
     ctrl,
     sound,
   );
-  cues = new SoundCues(ctrl, sound);
-  wireInvite();
-  wireReplay(ctrl);
+}
 
-  const socket = new GameSocket(
+/** Build every view of the game page into `views`, one by one (a redraw meanwhile shows those built). */
+function buildViews(ctrl, boardEl, views) {
+  views.board = new BoardView(boardEl, ctrl);
+  views.announcer = new GameAnnouncer(ctrl);
+  views.table = tableView(ctrl);
+  views.actions = actionsView(ctrl);
+  views.chat = chatView(ctrl);
+  views.forecast = forecastView(ctrl);
+  views.clocks = clockView(ctrl);
+  views.sound = new SoundPlayer();
+  views.settings = settingsPanel(ctrl, views.sound);
+  views.cues = new SoundCues(ctrl, views.sound);
+}
+
+/** The game socket, each server message handed to the controller or the part of it it concerns. */
+function gameSocket(ctrl, config) {
+  return new GameSocket(
     socketUrl(config.wsPath),
     {
       snapshot: (msg) => ctrl.onSnapshot(msg),
@@ -239,19 +251,33 @@ function boot() {
       update: (msg) => ctrl.onUpdate(msg),
       takeback: (msg) => ctrl.onTakeback(msg),
       audience: (msg) => ctrl.onAudience(msg),
-      chat: (msg) => ctrl.onChat(msg),
-      forecast: (msg) => ctrl.onForecast(msg),
+      chat: (msg) => ctrl.chat.onLine(msg),
+      forecast: (msg) => ctrl.forecast.onForecast(msg),
       link: (msg) => ctrl.onLink(msg),
       error: (msg) => ctrl.onError(msg),
       pong: () => {},
     },
     { onState: (state, detail) => ctrl.onConnection(state, detail) },
+    config.protocol,
   );
+}
+
+function boot() {
+  const config = readConfig();
+  const boardEl = byId('board');
+  if (!config || !boardEl) return;
+  const views = {};
+  const ctrl = new Ctrl(config, () => redrawAll(ctrl, views));
+  buildViews(ctrl, boardEl, views);
+  wireInvite();
+  wireReplay(ctrl.replay);
+  const socket = gameSocket(ctrl, config);
   ctrl.socket = socket;
-  redraw();
+  ctrl.redraw();
   socket.connect();
 
   // For debugging in the console and for browser tests.
+  const { board, table, actions, clocks, chat, forecast, settings, sound, cues } = views;
   window.checkers = { ctrl, socket, board, table, actions, clocks, chat, forecast, settings, sound, cues };
 }
 

@@ -107,14 +107,14 @@ export class Settings {
       saveFlag(this.confirmKey, els.confirm.checked);
       ctrl.redraw();
     });
-    on(els.confirmYes, 'click', () => ctrl.confirmMove());
+    on(els.confirmYes, 'click', () => ctrl.picker.confirm());
     on(els.confirmNo, 'click', () => ctrl.cancel());
   }
 
   /** Bring the controls and the confirm bar up to date (called on every redraw). */
   render() {
     const { els, ctrl, sound } = this;
-    ctrl.confirmMoves = loadChoice(this.confirmKey, this.confirmDefault);
+    ctrl.picker.confirmMoves = loadChoice(this.confirmKey, this.confirmDefault);
     const set = (node, prop, value) => {
       if (node && node[prop] !== value) node[prop] = value;
     };
@@ -123,7 +123,7 @@ export class Settings {
     set(els.volume, 'value', String(Math.round(sound.volume * 100)));
     set(els.mute, 'checked', sound.muted);
     set(els.premoves, 'checked', ctrl.premoves.enabled);
-    set(els.confirm, 'checked', ctrl.confirmMoves);
+    set(els.confirm, 'checked', ctrl.picker.confirmMoves);
     if (els.volume) {
       const text = sound.muted
         ? gettext('muted')

@@ -1,25 +1,26 @@
 // The game websocket: one handler per server message type, keep-alive pings,
-// automatic reconnect with exponential backoff (a few spaced tries only after a 4429 refusal;
-// none after 4404). The server sends a snapshot on every (re)connect, so nothing needs
-// replaying from here.
+// automatic reconnect with exponential backoff (a few spaced tries only after a refusal for
+// too many sockets; none when the game does not exist). The server sends a snapshot on every
+// (re)connect, so nothing needs replaying from here. The close codes and the ping interval are
+// the server's (docs/protocol.md, "The page's constants"): the game page passes its config's.
 
-// A network can vanish without a close frame (a laptop lid, a tunnel): the page pings every 3 s
-// and, having heard nothing for 5 s (a pong is due within a second), takes the connection for
-// dead, so "Reconnecting…" shows within about 6 s. The server likewise closes a socket it has
-// heard nothing from for 10 s (docs/protocol.md, "ping").
-const PING_EVERY_MS = 3000;
+// A network can vanish without a close frame (a laptop lid, a tunnel): the page pings every
+// pingEveryMs (3 s) and, having heard nothing for 5 s (a pong is due within a second), takes the
+// connection for dead, so "Reconnecting…" shows within about 6 s. The server likewise closes a
+// socket it has heard nothing from for 10 s (docs/protocol.md, "ping").
 const SILENCE_LIMIT_MS = 5000;
 // A connection attempt that neither opens nor fails (a network that swallows packets) is given up.
 const CONNECT_TIMEOUT_MS = 8000;
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 15000;
-export const CLOSE_NO_SUCH_GAME = 4404;
 // Refused because this browser (or its address) holds as many sockets of the site as it may
 // (docs/protocol.md): a tab just closed, or a server process that died, frees its place within
 // seconds, so the page tries again a few times, spaced, then gives up and says why (detail
 // 'too_many_sockets'; while it still tries: 'crowded').
-export const CLOSE_TOO_MANY_SOCKETS = 4429;
 const CROWDED_RETRY_MS = [3000, 8000, 20000];
+// The lobby's page has no config to pass: its socket goes by the values game.round.protocol
+// defines, the ones the game page is given (page_constants).
+const LOBBY_PROTOCOL = { closeCodes: { noSuchGame: 4404, tooManySockets: 4429 }, pingEveryMs: 3000 };
 
 export function socketUrl(path, loc = window.location) {
   const scheme = loc.protocol === 'https:' ? 'wss:' : 'ws:';
@@ -31,14 +32,18 @@ export class GameSocket {
    * @param {string} url  ws:// or wss:// URL of the game socket
    * @param {object} handlers  {snapshot, move, seats, error, pong}: one function per message type
    * @param {object} hooks  {onState(state, detail)}: "connecting" | "open" | "closed"
+   * @param {object} protocol  the server's constants: {closeCodes: {noSuchGame, tooManySockets},
+   *   pingEveryMs} (the game page's config.protocol)
    */
-  constructor(url, handlers, hooks = {}) {
+  constructor(url, handlers, hooks = {}, protocol = LOBBY_PROTOCOL) {
     this.url = url;
     this.handlers = handlers;
     this.hooks = hooks;
+    this.closeCodes = protocol.closeCodes;
+    this.pingEveryMs = protocol.pingEveryMs;
     this.ws = null;
     this.attempts = 0;
-    this.refusals = 0; // 4429 closes in a row (reset by any frame: the socket was let in)
+    this.refusals = 0; // closes for too many sockets in a row (reset by any frame: the socket was let in)
     this.retryTimer = null;
     this.pingTimer = null;
     this.connectTimer = null;
@@ -117,11 +122,11 @@ export class GameSocket {
       if (ws !== this.ws) return;
       this.ws = null;
       this.stopPings();
-      if (event.code === CLOSE_NO_SUCH_GAME) {
+      if (event.code === this.closeCodes.noSuchGame) {
         this.stop('no_such_game');
         return;
       }
-      if (event.code === CLOSE_TOO_MANY_SOCKETS) {
+      if (event.code === this.closeCodes.tooManySockets) {
         this.retryCrowded();
         return;
       }
@@ -144,7 +149,7 @@ export class GameSocket {
     if (message.type === 'snapshot') this.attempts = 0; // a working connection: reset the backoff
     if (message.type === 'pong') {
       clearTimeout(this.pongTimer); // the next beat, set from a message: see startPings
-      this.pongTimer = setTimeout(() => this.beat(), PING_EVERY_MS);
+      this.pongTimer = setTimeout(() => this.beat(), this.pingEveryMs);
     }
     const handler = this.handlers[message.type];
     if (handler) handler(message);
@@ -176,7 +181,7 @@ export class GameSocket {
     this.retryTimer = setTimeout(() => this.open(), delay);
   }
 
-  /** Refused with 4429: try again after the next of CROWDED_RETRY_MS, or give up after the last. */
+  /** Refused for too many sockets: try again after the next of CROWDED_RETRY_MS, or give up after the last. */
   retryCrowded() {
     if (this.stopped) return;
     if (this.refusals >= CROWDED_RETRY_MS.length) {
@@ -207,10 +212,10 @@ export class GameSocket {
     // minutes has its chained timers, such as this interval, woken once a minute only (Chrome's
     // intensive throttling), which the server would take for a dropped network; a timer set from
     // a message's handler is not throttled so, and the pongs keep the pings going.
-    this.pingTimer = setInterval(() => this.beat(), PING_EVERY_MS);
+    this.pingTimer = setInterval(() => this.beat(), this.pingEveryMs);
   }
 
-  /** One beat: dead after SILENCE_LIMIT_MS without a frame, else a ping (at most one per PING_EVERY_MS). */
+  /** One beat: dead after SILENCE_LIMIT_MS without a frame, else a ping (at most one per pingEveryMs). */
   beat() {
     if (!this.ws) return;
     if (Date.now() - this.lastHeard > SILENCE_LIMIT_MS) {
@@ -219,7 +224,7 @@ export class GameSocket {
       this.scheduleReconnect();
       return;
     }
-    if (Date.now() - this.lastPing < PING_EVERY_MS - 500) return;
+    if (Date.now() - this.lastPing < this.pingEveryMs - 500) return;
     this.lastPing = Date.now();
     this.send({ type: 'ping' });
   }

@@ -1,15 +1,17 @@
 // The analysis board's state and actions: set up any position, play legal moves on it, load a
-// game and step through its moves, and ask the engine for its best move, evaluation and line.
-// The server is the judge of every position (GET /analysis/position), gives a game's moves
-// (GET /analysis/game/<id>, or POST /analysis/pdn for a pasted record), and runs the engine
-// (POST /analysis/search); this page only keeps what they answer. The address names what is
-// shown: ?game=<id>&ply=<n> on a stored game's position, ?fen= elsewhere.
+// game and step through its moves (game.js), and ask the engine for its best move, evaluation
+// and line. The server is the judge of every position (GET /analysis/position), gives a game's
+// moves (GET /analysis/game/<id>, or POST /analysis/pdn for a pasted record), and runs the
+// engine (POST /analysis/search); this page only keeps what they answer (a refusal in plain
+// words: load.js). The address names what is shown: ?game=<id>&ply=<n> on a stored game's
+// position, ?fen= elsewhere.
 
 import { BLACK, WHITE, parseFen } from '../fen.js';
-import { moveNumberAt } from '../notation.js';
 import { RouteInput } from '../input.js';
 import { loadFlag, saveFlag } from '../storage.js';
 import { gettext, interpolate } from '../i18n.js';
+import { csrfToken, plainFenError } from './load.js';
+import { GameLoader } from './game.js';
 
 const fmt = (format, values) => interpolate(format, values, true);
 
@@ -17,7 +19,6 @@ const NUMBERS_KEY = 'checkers.showNumbers';
 const AUTO_KEY = 'checkers.analyseEveryPosition';
 /** With "analyse every position" on, the engine starts once the board has stayed this long. */
 const AUTO_DELAY_MS = 250;
-const FEN_EXAMPLE = 'B:W21,22,23:B1,2,3';
 
 /** PDN FEN of a position {turn, pieces: Map square -> {color, king}}, squares ascending, White first. */
 export function toFen(turn, pieces) {
@@ -28,85 +29,6 @@ export function toFen(turn, pieces) {
       .map(([n, p]) => (p.king ? `K${n}` : String(n)))
       .join(',');
   return `${turn}:W${side(WHITE)}:B${side(BLACK)}`;
-}
-
-/**
- * Why a position was refused, in plain words (the server's reasons are terse: "white man on its
- * crowning row: 1"). Unknown reasons are passed on, as a sentence.
- */
-export function plainFenError(message) {
-  const text = String(message || '').trim().replace(/^That position cannot be set up: /, '').replace(/\.$/, '');
-  let m;
-  if ((m = /^(black|white) man on its crowning row: (\d+)$/i.exec(text))) {
-    const format =
-      m[1].toLowerCase() === 'black'
-        ? gettext('A black man cannot stand on square %(square)s: black men are crowned on that row. Make it a king or move it.')
-        : gettext('A white man cannot stand on square %(square)s: white men are crowned on that row. Make it a king or move it.');
-    return fmt(format, { square: m[2] });
-  }
-  if ((m = /^square held by both sides: (\d+)$/i.exec(text))) {
-    return fmt(gettext('Square %(square)s is given to both Black and White.'), { square: m[1] });
-  }
-  if ((m = /^repeated square: (\d+)$/i.exec(text))) return fmt(gettext('Square %(square)s is listed twice.'), { square: m[1] });
-  if ((m = /^square outside 1-32: (.+)$/i.exec(text))) {
-    return fmt(gettext('There is no square %(square)s: the dark squares are numbered 1 to 32.'), {
-      square: m[1].replace(/^'|'$/g, ''),
-    });
-  }
-  if ((m = /^stray characters in '(.*)'$/i.exec(text))) {
-    return fmt(gettext('“%(text)s” is not a square: write a number from 1 to 32 (K before a king), separated by commas.'), {
-      text: m[1],
-    });
-  }
-  if ((m = /^king on an empty square: (\d+)$/i.exec(text))) {
-    return fmt(gettext('There is a king on square %(square)s but no piece.'), { square: m[1] });
-  }
-  if (/^empty FEN$|^a FEN is required/i.test(text)) return fmt(gettext('Type or paste a position first, e.g. %(example)s.'), { example: FEN_EXAMPLE });
-  if (/^a FEN has at most/i.test(text)) return gettext('That is too long to be a position.');
-  if (/^bad side to move|^stray characters|^a FEN is a string/i.test(text)) {
-    return fmt(
-      gettext(
-        "That is not a position the board can read. Write who is to move (B or W), then White's squares and Black's squares, K before a king: e.g. %(example)s.",
-      ),
-      { example: FEN_EXAMPLE },
-    );
-  }
-  if (!text) return gettext('That position cannot be set up.');
-  return `${text[0].toUpperCase()}${text.slice(1)}.`;
-}
-
-/**
- * The game id in what was typed into the "Load" box: an id ("k3n8x2pq7a") or a game's link
- * ("https://host/g/k3n8x2pq7a/", also its .pdn). Null when it cannot be one.
- */
-export function gameIdFrom(text) {
-  let value = String(text || '').trim();
-  if (!value) return null;
-  try {
-    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) value = new URL(value).pathname;
-  } catch (err) {
-    return null;
-  }
-  value = value.split(/[?#]/)[0].replace(/\/+$/, '');
-  const id = value.slice(value.lastIndexOf('/') + 1).replace(/\.pdn$/i, '');
-  return /^[A-Za-z0-9_-]{1,64}$/.test(id) ? id : null;
-}
-
-/** True when the "Load" box holds a game record (PDN, or moves such as "1. 11-15 23-19"), not a link or id. */
-export function looksLikePdn(text) {
-  const value = String(text || '').trim();
-  return /[\[\n{]/.test(value) || /^(\d+\.+\s*)?\d{1,2}\s*[-xX:]\s*\d{1,2}\b/.test(value);
-}
-
-/** The CSRF token of the page (for the POST endpoints). */
-function csrfToken() {
-  const token = document.querySelector('input[name="csrfmiddlewaretoken"]');
-  return token ? token.value : '';
-}
-
-/** What the "Load" box says of a game the server does not know. */
-export function noSuchGame(id) {
-  return fmt(gettext('No game “%(id)s” was found. Check the link for a typo.'), { id });
 }
 
 /** A whole move number from the page's address or config (null when absent or not a number). */
@@ -146,6 +68,7 @@ export class AnalysisCtrl {
     this.game = null;
     this.gamePly = null;
     this.branchPly = null;
+    this.loader = new GameLoader(this); // loads a game and steps through it (game.js)
     // The move number of the position shown, when it comes from a game (?move_number= from the
     // game page's link, or the server's config); the engine's line is numbered from it.
     let number = moveNumberFrom(config.moveNumber);
@@ -330,138 +253,6 @@ export class AnalysisCtrl {
     return this.ask(String(text || '').trim(), null, { keepBoard: true });
   }
 
-  // ---- a game from the server --------------------------------------------------
-
-  /**
-   * The "Load" box: a game's link or id, a game record (PDN, or its moves), or a FEN pasted
-   * there. The board changes only when it is found: then it shows the game's position after
-   * `ply` plies (default: its current position), with its moves to step through; otherwise the
-   * reason shows next to the box and the position stays.
-   */
-  async loadGame(text, ply = null) {
-    const value = String(text || '').trim();
-    if (/^[BW]\s*:/i.test(value)) return this.ask(value, null, { keepBoard: true, errorTo: 'game' });
-    if (!value) return this.failGame(gettext('Paste a game link (…/g/abc123/), a game id or a game record (PDN) first.'));
-    if (looksLikePdn(value)) return this.loadPdn(value);
-    const id = gameIdFrom(value);
-    if (!id) {
-      return this.failGame(
-        fmt(gettext('“%(text)s” is not a game link or id. A link looks like %(example)s.'), {
-          text: value,
-          example: `${window.location.origin}/g/abc123/`,
-        }),
-      );
-    }
-    this.gameLoading = true;
-    this.gameError = null;
-    this.redraw();
-    let status = 0;
-    let data = null;
-    try {
-      const response = await fetch(`${this.config.gameUrl}${encodeURIComponent(id)}`, { headers: { Accept: 'application/json' } });
-      status = response.status;
-      data = await response.json();
-    } catch (err) {
-      data = null; // an id no game can have gets the site's 404 page, not JSON
-    }
-    this.gameLoading = false;
-    if (status === 404) return this.failGame(noSuchGame(id));
-    return this.takeGame(status, data, ply);
-  }
-
-  /** A pasted game record (PDN or a list of moves): the server replays it; its moves to step through. */
-  async loadPdn(text) {
-    this.gameLoading = true;
-    this.gameError = null;
-    this.redraw();
-    let status = 0;
-    let data = null;
-    try {
-      const response = await fetch(this.config.pdnUrl, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-CSRFToken': csrfToken() },
-        body: JSON.stringify({ pdn: text }),
-      });
-      status = response.status;
-      data = await response.json();
-    } catch (err) {
-      data = null;
-    }
-    this.gameLoading = false;
-    if (status === 400 && data && data.message) return this.failGame(data.message);
-    return this.takeGame(status, data, null);
-  }
-
-  /** The server's answer with a game (stored or pasted): show it at `ply` (its last position when null). */
-  takeGame(status, data, ply) {
-    if (status !== 200 || !data || !Array.isArray(data.moves) || !Array.isArray(data.fens)) {
-      return this.failGame(gettext('The server could not be reached; try again.'));
-    }
-    this.game = {
-      id: data.id || null,
-      startFen: data.start_fen,
-      moves: data.moves,
-      fens: data.fens,
-      fen: data.fen,
-      status: data.status || null,
-      result: data.result || '*',
-      black: data.black || null,
-      white: data.white || null,
-      siteDraw: data.site_draw || null, // a record from elsewhere played on past a draw the site declares
-      first: String(data.start_fen)[0] === WHITE ? WHITE : BLACK,
-    };
-    this.gamePly = null;
-    this.gameError = null;
-    return this.goTo(ply === null || ply === undefined ? data.moves.length : ply);
-  }
-
-  failGame(message) {
-    this.gameLoading = false;
-    this.gameError = message;
-    this.redraw();
-    return false;
-  }
-
-  /** The loaded game's position after `ply` plies (its start for 0). */
-  gameFenAt(ply) {
-    if (!this.game) return null;
-    return ply === 0 ? this.game.startFen : this.game.fens[ply - 1] || null;
-  }
-
-  /** Show the loaded game's position after `ply` plies (clamped to the game). */
-  goTo(ply) {
-    const game = this.game;
-    if (!game) return Promise.resolve(false);
-    const target = Math.max(0, Math.min(game.moves.length, Math.floor(Number(ply) || 0)));
-    const fen = this.gameFenAt(target);
-    if (target === this.gamePly || !fen) return Promise.resolve(false);
-    this.gamePly = target;
-    this.branchPly = target;
-    this.undoStack = [];
-    this.lastMove = target > 0 ? game.moves[target - 1] : null;
-    this.moveNumber = moveNumberAt(target, game.first);
-    return this.show(fen);
-  }
-
-  replayFirst() {
-    return this.goTo(0);
-  }
-
-  /** The game's ply before the one shown; from moves played here, the game's position they left. */
-  replayPrev() {
-    if (this.branchPly === null) return Promise.resolve(false);
-    if (this.gamePly === null) return this.goTo(this.branchPly);
-    return this.branchPly > 0 ? this.goTo(this.branchPly - 1) : Promise.resolve(false);
-  }
-
-  replayNext() {
-    return this.branchPly === null ? Promise.resolve(false) : this.goTo(this.branchPly + 1);
-  }
-
-  replayLast() {
-    return this.game ? this.goTo(this.game.moves.length) : Promise.resolve(false);
-  }
-
   // ---- moves and the server's answers ---------------------------------------------
 
   /** Play a legal move (full notation) on the board. */
@@ -492,23 +283,32 @@ export class AnalysisCtrl {
     }
     if (id !== this.requests) return false;
     this.loading = false;
-    if (!ok) {
-      const message = data && data.message ? data.message : gettext('Refused.');
-      const code = data ? data.error : null;
-      if (move) this.error = message;
-      else {
-        const plain = code === 'bad_fen' ? plainFenError(message) : message;
-        if (errorTo === 'game') this.gameError = plain;
-        else if (keepBoard) {
-          // The box goes back to the board's position; the refused text is quoted with the reason.
-          this.fenError = fmt(gettext('“%(fen)s” was not set up: %(reason)s'), { fen: fen.slice(0, 120), reason: plain });
-          this.fenBoxReset = true;
-        } else this.fenError = plain;
-      }
-      if (!keepBoard && !move) this.info = null;
-      this.redraw();
-      return false;
+    if (!ok) return this.refused(fen, move, data, { keepBoard, errorTo });
+    this.accepted(move, data, keepBoard);
+    return true;
+  }
+
+  /** The server refused `fen` (after `move`): say why where it belongs (see ask); false. */
+  refused(fen, move, data, { keepBoard, errorTo }) {
+    const message = data && data.message ? data.message : gettext('Refused.');
+    const code = data ? data.error : null;
+    if (move) this.error = message;
+    else {
+      const plain = code === 'bad_fen' ? plainFenError(message) : message;
+      if (errorTo === 'game') this.gameError = plain;
+      else if (keepBoard) {
+        // The box goes back to the board's position; the refused text is quoted with the reason.
+        this.fenError = fmt(gettext('“%(fen)s” was not set up: %(reason)s'), { fen: fen.slice(0, 120), reason: plain });
+        this.fenBoxReset = true;
+      } else this.fenError = plain;
     }
+    if (!keepBoard && !move) this.info = null;
+    this.redraw();
+    return false;
+  }
+
+  /** The server accepted the position `data` (after `move`, when given): the board shows it. */
+  accepted(move, data, keepBoard) {
     if (move) {
       this.undoStack.push({ fen: this.fen, lastMove: this.lastMove, moveNumber: this.moveNumber, gamePly: this.gamePly });
       this.lastMove = move;
@@ -534,7 +334,6 @@ export class AnalysisCtrl {
     this.writeAddress();
     this.redraw();
     this.scheduleAuto();
-    return true;
   }
 
   /** The address of what the board shows: a stored game's ply (?game=&ply=), else its FEN. */

@@ -2,7 +2,8 @@
 // view, wire the panel's controls, then show the position the page was opened with (or load the
 // game it names, with its moves to step through).
 
-import { AnalysisCtrl, gameIdFrom, noSuchGame, plainFenError } from './ctrl.js';
+import { AnalysisCtrl } from './ctrl.js';
+import { gameIdFrom, noSuchGame, plainFenError } from './load.js';
 import { AnalysisView } from './view.js';
 import { wireReplay } from '../view/replay.js';
 import { gettext, interpolate } from '../i18n.js';
@@ -29,7 +30,8 @@ async function copyText(input) {
   }
 }
 
-function wirePanel(ctrl) {
+/** The set-up tools, the board's buttons and the square numbers. */
+function wireSetup(ctrl) {
   for (const input of document.querySelectorAll('input[name="mode"]')) {
     input.addEventListener('change', () => ctrl.setMode(input.value));
   }
@@ -44,6 +46,10 @@ function wirePanel(ctrl) {
   byId('clear').addEventListener('click', () => ctrl.clear());
   byId('flip').addEventListener('click', () => ctrl.flip());
   byId('toggle-numbers').addEventListener('change', (e) => ctrl.toggleNumbers(e.target.checked));
+}
+
+/** The engine's buttons and the legal moves' list. */
+function wireEngine(ctrl) {
   byId('analyse').addEventListener('click', () => ctrl.analyse(byId('think-ms').value));
   ctrl.thinkMs = () => byId('think-ms').value;
   byId('auto-analyse').addEventListener('change', (e) => ctrl.setAutoAnalyse(e.target.checked));
@@ -54,7 +60,10 @@ function wirePanel(ctrl) {
     const button = e.target instanceof Element ? e.target.closest('button[data-move]') : null;
     if (button) ctrl.play(button.dataset.move);
   });
+}
 
+/** The FEN box: load the position typed in, or copy the board's. */
+function wireFenBox(ctrl) {
   const fenInput = byId('fen-input');
   byId('fen-load').addEventListener('click', () => ctrl.load(fenInput.value));
   fenInput.addEventListener('keydown', (e) => {
@@ -78,17 +87,20 @@ function wirePanel(ctrl) {
       copy.textContent = gettext('Copy');
     }, 2000);
   });
+}
 
+/** The "Load" box: a game's link or id, or a game record. */
+function wireGameBox(ctrl) {
   const gameSource = byId('game-source');
   byId('game-source-form').addEventListener('submit', (e) => {
     e.preventDefault(); // found: the board shows it here; not found: the position stays
-    ctrl.loadGame(gameSource.value);
+    ctrl.loader.load(gameSource.value);
   });
   gameSource.addEventListener('keydown', (e) => {
     // A pasted record may span lines (Shift+Enter); Enter alone loads, as in a one-line box.
     if (e.key === 'Enter' && !e.shiftKey) {
       e.preventDefault();
-      ctrl.loadGame(gameSource.value);
+      ctrl.loader.load(gameSource.value);
     }
   });
   gameSource.addEventListener('input', () => {
@@ -97,16 +109,22 @@ function wirePanel(ctrl) {
       ctrl.redraw();
     }
   });
+}
 
+function wirePanel(ctrl) {
+  wireSetup(ctrl);
+  wireEngine(ctrl);
+  wireFenBox(ctrl);
+  wireGameBox(ctrl);
   // A loaded game: its move list, the step buttons and Left/Right/Home/End.
-  wireReplay(ctrl, () => !!ctrl.game);
+  wireReplay(ctrl.loader, () => !!ctrl.game);
 }
 
 /** The position the page was opened with, or the game it names; why not, when the server refused it. */
 async function start(ctrl, config) {
   const params = new URLSearchParams(window.location.search); // before the address is rewritten
   const ply = /^\d{1,4}$/.test(params.get('ply') || '') ? Number(params.get('ply')) : null;
-  if (config.game && (await ctrl.loadGame(config.game, ply))) return;
+  if (config.game && (await ctrl.loader.load(config.game, ply))) return;
   await ctrl.show(config.fen);
   if (!config.error) return;
   // Why the page's ?fen= or ?game= was not used: shown next to its box (a refused FEN quoted

@@ -149,8 +149,25 @@ export class AnalysisView {
 
   renderPanel() {
     const ctrl = this.ctrl;
-    const turn = ctrl.position.turn;
     const info = ctrl.valid ? ctrl.info : null;
+    this.renderStatus(info);
+    this.renderErrors();
+    this.renderTools();
+    this.renderLegalMoves(info);
+    this.renderEngine(info);
+    const turn = ctrl.position.turn;
+    const bottom = ctrl.orientation;
+    const toMove = ` · ${gettext('to move')}`;
+    text(byId('caption-bottom'), `${colorName(bottom)}${turn === bottom ? toMove : ''}`);
+    text(byId('caption-top'), `${colorName(opposite(bottom))}${turn !== bottom ? toMove : ''}`);
+    document.body.dataset.fen = ctrl.fen;
+    document.body.dataset.valid = info ? '1' : '0';
+  }
+
+  /** The position in words (who is to move, how many legal moves, the game's end), and the
+   *  endgame database's exact result. `info`: the server's view of the position, null until it is known. */
+  renderStatus(info) {
+    const ctrl = this.ctrl;
     let status;
     if (ctrl.loading) status = gettext('Checking the position…');
     else if (!info) status = ctrl.fenError ? `${gettext('This position cannot be analysed.')} ${ctrl.fenError}` : '';
@@ -174,10 +191,14 @@ export class AnalysisView {
     verdictBox.hidden = !verdict;
     verdictBox.dataset.result = verdict ? verdict.result : '';
     text(byId('analysis-verdict-text'), verdict ? describeVerdict(verdict) : '');
+  }
+
+  /** What went wrong: the engine's or a move's at the top, a position's next to the box it came from. */
+  renderErrors() {
+    const ctrl = this.ctrl;
     const error = byId('analysis-error');
     text(error, ctrl.error || '');
     error.hidden = !ctrl.error;
-    // Errors about positions sit next to the box they came from.
     for (const [box, field, message] of [
       ['fen-error', 'fen-input', ctrl.fenError],
       ['game-source-error', 'game-source', ctrl.gameError],
@@ -190,7 +211,12 @@ export class AnalysisView {
     const loadGame = byId('game-load');
     loadGame.disabled = ctrl.gameLoading;
     text(loadGame, ctrl.gameLoading ? gettext('Loading…') : gettext('Load'));
+  }
 
+  /** The mode, the set-up tools, the side to move, the board's buttons and the FEN box. */
+  renderTools() {
+    const ctrl = this.ctrl;
+    const turn = ctrl.position.turn;
     byId('mode-play').checked = ctrl.mode === 'play';
     byId('mode-edit').checked = ctrl.mode === 'edit';
     byId('setup-tools').disabled = ctrl.mode !== 'edit';
@@ -211,7 +237,10 @@ export class AnalysisView {
       fenInput.value = ctrl.fen;
       fenInput.dataset.shown = ctrl.fen;
     }
+  }
 
+  /** The legal moves, one button each. */
+  renderLegalMoves(info) {
     const list = byId('legal-moves');
     const legalKey = info ? info.legal.join(' ') : '';
     if (list.dataset.key !== legalKey) {
@@ -229,8 +258,12 @@ export class AnalysisView {
         }),
       );
     }
-    for (const button of list.querySelectorAll('button')) button.disabled = ctrl.loading;
+    for (const button of list.querySelectorAll('button')) button.disabled = this.ctrl.loading;
+  }
 
+  /** The engine's buttons and its answer: best move, evaluation, line, depth. */
+  renderEngine(info) {
+    const ctrl = this.ctrl;
     byId('auto-analyse').checked = ctrl.autoAnalyse;
     const analyse = byId('analyse');
     analyse.disabled = !info || info.over || ctrl.thinking || ctrl.loading;
@@ -239,32 +272,24 @@ export class AnalysisView {
     const result = byId('engine-result');
     const best = ctrl.best;
     result.hidden = !best;
-    if (best) {
-      text(byId('engine-move'), best.move || '—');
-      // An exact result from the endgame database says more than the search's evaluation.
-      text(byId('engine-eval'), best.verdict ? describeVerdict(best.verdict) : describeScore(best, best.turn));
-      lineText(byId('engine-pv'), best.pv.length ? moveText(best.pv, best.turn, best.moveNumber || 1) : '—');
-      const seconds = (best.elapsed_ms / 1000).toLocaleString(language(), { minimumFractionDigits: 1, maximumFractionDigits: 1 });
-      text(
-        byId('engine-info'),
-        fmt(gettext('depth %(depth)s · %(nodes)s positions · %(seconds)s s'), {
-          depth: best.depth,
-          nodes: best.nodes.toLocaleString(language()),
-          seconds,
-        }),
-      );
-      result.dataset.move = best.move || '';
-      result.dataset.fen = best.fen || '';
-      result.dataset.score = String(best.score);
-      byId('play-best').disabled = !best.move || ctrl.loading;
-    }
-
-    const bottom = ctrl.orientation;
-    const toMove = ` · ${gettext('to move')}`;
-    text(byId('caption-bottom'), `${colorName(bottom)}${turn === bottom ? toMove : ''}`);
-    text(byId('caption-top'), `${colorName(opposite(bottom))}${turn !== bottom ? toMove : ''}`);
-    document.body.dataset.fen = ctrl.fen;
-    document.body.dataset.valid = info ? '1' : '0';
+    if (!best) return;
+    text(byId('engine-move'), best.move || '—');
+    // An exact result from the endgame database says more than the search's evaluation.
+    text(byId('engine-eval'), best.verdict ? describeVerdict(best.verdict) : describeScore(best, best.turn));
+    lineText(byId('engine-pv'), best.pv.length ? moveText(best.pv, best.turn, best.moveNumber || 1) : '—');
+    const seconds = (best.elapsed_ms / 1000).toLocaleString(language(), { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+    text(
+      byId('engine-info'),
+      fmt(gettext('depth %(depth)s · %(nodes)s positions · %(seconds)s s'), {
+        depth: best.depth,
+        nodes: best.nodes.toLocaleString(language()),
+        seconds,
+      }),
+    );
+    result.dataset.move = best.move || '';
+    result.dataset.fen = best.fen || '';
+    result.dataset.score = String(best.score);
+    byId('play-best').disabled = !best.move || ctrl.loading;
   }
 
   /** A loaded game: its moves (the ply shown marked), where the board is in it, and the step buttons. */

@@ -1,8 +1,10 @@
 // The game actions panel: draw offers and answers, takeback proposals and answers,
-// resignation (with a confirmation step), abort, and after the game the rematch.
-// Every button only sends a message; what the page shows follows the server's state.
+// resignation (with a confirmation step), abort, a claim against an absent opponent, and after
+// the game the rematch. Every button only sends a message; what the page shows follows the
+// server's state (what a seat may do now: game.js; the claim's wait: claims.js).
 
 import { colorName } from '../fen.js';
+import * as game from '../game.js';
 import { gettext, ngettext, interpolate } from '../i18n.js';
 
 const fmt = (format, values) => interpolate(format, values, true);
@@ -114,17 +116,38 @@ export class ActionsView {
     return ctrl.seatName(seat) || colorName(seat);
   }
 
+  /** The pending offer or proposal in words, for its proposer (`mine`) or a spectator; '' for none. */
+  pendingText(offer, mine, forMe, byMe, bySomeone) {
+    const ctrl = this.ctrl;
+    const opponentName = ctrl.seatName(ctrl.opponent);
+    if (mine) return opponentName ? fmt(forMe, { name: opponentName }) : byMe;
+    return offer && !ctrl.you ? fmt(bySomeone, { name: this.name(offer) }) : '';
+  }
+
   render() {
     const ctrl = this.ctrl;
     const els = this.els;
     const s = ctrl.state;
-    const you = ctrl.you;
-    const active = !!(s && s.status === 'active');
-    const over = ctrl.isOver;
     const busy = !!ctrl.actionPending || ctrl.connection !== 'open';
+    const seatedInPlay = !!(ctrl.you && s && s.status === 'active');
+    const shown = [
+      this.renderDraw(seatedInPlay, busy),
+      this.renderTakeback(seatedInPlay, busy),
+      this.renderResignAbort(seatedInPlay, busy),
+      this.renderClaim(seatedInPlay, busy),
+      this.renderRematch(busy),
+    ];
+    show(els.panel, shown.some(Boolean));
+    if (els.panel) els.panel.dataset.busy = busy ? '1' : '';
+  }
 
-    // ---- during the game ----
-    const offer = active ? s.draw_offer : null;
+  /** Draw offers: the opponent's to answer, one's own pending, "Offer a draw" and why not now.
+   *  Returns true when it shows anything. */
+  renderDraw(seatedInPlay, busy) {
+    const { ctrl, els } = this;
+    const s = ctrl.state;
+    const you = ctrl.you;
+    const offer = s && s.status === 'active' ? s.draw_offer : null;
     const theirOffer = !!(offer && you && offer !== you);
     const myOffer = !!(offer && you && offer === you);
 
@@ -134,20 +157,18 @@ export class ActionsView {
     enable(els.declineDraw, !busy);
 
     // The offerer and the spectators see the offer pending.
-    const opponentName = ctrl.seatName(ctrl.opponent);
-    const pendingText = myOffer
-      ? opponentName
-        ? fmt(gettext('Draw offered by you · waiting for %(name)s'), { name: opponentName })
-        : gettext('Draw offered by you · waiting for your opponent')
-      : offer && !you
-        ? fmt(gettext('Draw offered by %(name)s'), { name: this.name(offer) })
-        : '';
+    const pendingText = this.pendingText(
+      offer,
+      myOffer,
+      gettext('Draw offered by you · waiting for %(name)s'),
+      gettext('Draw offered by you · waiting for your opponent'),
+      gettext('Draw offered by %(name)s'),
+    );
     text(els.drawPending, pendingText);
     show(els.drawPending, !!pendingText);
 
-    const seatedInPlay = !!(you && active);
     show(els.offerDraw, seatedInPlay && !theirOffer);
-    const allowedAt = ctrl.drawAllowedAt;
+    const allowedAt = game.drawAllowedAt(s, you);
     const tooSoon = seatedInPlay && s.ply < allowedAt;
     enable(els.offerDraw, seatedInPlay && !myOffer && !tooSoon && !busy);
     let hint = '';
@@ -166,28 +187,37 @@ export class ActionsView {
     text(els.drawHint, hint);
     show(els.drawHint, !!hint);
     if (els.offerDraw) els.offerDraw.title = hint || (myOffer ? gettext('Your offer is pending') : gettext('Offer a draw'));
+    return theirOffer || !!pendingText || seatedInPlay;
+  }
 
-    const takeback = this.renderTakeback(seatedInPlay, busy);
-
+  /** Resignation and abort, each with its confirmation step. Returns true when it shows anything. */
+  renderResignAbort(seatedInPlay, busy) {
+    const { ctrl, els } = this;
     show(els.resign, seatedInPlay && !this.confirmingResign);
     enable(els.resign, !busy);
     if (!seatedInPlay) this.confirmingResign = false;
     show(els.resignBox, seatedInPlay && this.confirmingResign);
     enable(els.resignConfirm, !busy);
 
-    if (!ctrl.canAbort) this.confirmingAbort = false;
-    show(els.abort, ctrl.canAbort && !this.confirmingAbort);
+    const canAbort = game.abortable(ctrl.state, ctrl.you, ctrl.config.fixedPlies);
+    if (!canAbort) this.confirmingAbort = false;
+    show(els.abort, canAbort && !this.confirmingAbort);
     enable(els.abort, !busy);
-    show(els.abortBox, ctrl.canAbort && this.confirmingAbort);
+    show(els.abortBox, canAbort && this.confirmingAbort);
     enable(els.abortConfirm, !busy);
-    show(els.playActions, seatedInPlay || (ctrl.canAbort && !this.confirmingAbort));
+    show(els.playActions, seatedInPlay || (canAbort && !this.confirmingAbort));
+    return seatedInPlay || canAbort;
+  }
 
-    // ---- the player to move left: claim the win or call it a draw (players only) ----
-    const claimWait = seatedInPlay ? ctrl.claimWaitMs : null;
+  /** The player to move left: claim the win or call it a draw (players only), with the wait
+   *  counted down. Returns true when it shows anything. */
+  renderClaim(seatedInPlay, busy) {
+    const { ctrl, els } = this;
+    const claimWait = seatedInPlay ? ctrl.claims.waitMs : null;
     const canClaim = claimWait === 0;
     let claimText = '';
     if (claimWait !== null) {
-      const who = ctrl.seatName(s.turn);
+      const who = ctrl.seatName(ctrl.state.turn);
       const seconds = Math.ceil(claimWait / 1000);
       if (canClaim) claimText = who ? fmt(gettext('%(name)s left the game.'), { name: who }) : gettext('Your opponent left the game.');
       else if (who) {
@@ -212,9 +242,16 @@ export class ActionsView {
       clearInterval(this.claimTicker);
       this.claimTicker = null;
     }
+    return !!claimText;
+  }
 
-    // ---- after the game ----
-    const canRematch = !!(you && over && ctrl.hasOpponent && !s.next_game);
+  /** After the game: the rematch, proposed or to answer. Returns true when it shows anything. */
+  renderRematch(busy) {
+    const { ctrl, els } = this;
+    const s = ctrl.state;
+    const you = ctrl.you;
+    const over = ctrl.isOver;
+    const canRematch = !!(you && over && game.hasOpponent(s, you) && !s.next_game);
     const proposal = canRematch ? s.rematch_offer : null;
     const theirProposal = !!(proposal && proposal !== you);
     const myProposal = !!(proposal && proposal === you);
@@ -228,6 +265,7 @@ export class ActionsView {
     enable(els.rematch, canRematch && !myProposal && !busy);
     text(els.rematch, myProposal ? gettext('Rematch proposed…') : gettext('Rematch'));
 
+    const opponentName = ctrl.seatName(ctrl.opponent);
     let note = '';
     if (myProposal) {
       note = opponentName
@@ -241,26 +279,19 @@ export class ActionsView {
     text(els.rematchNote, note);
     show(els.rematchNote, !!note);
     show(els.rematchActions, canRematch && !theirProposal);
-
-    const anything =
-      theirOffer || !!pendingText || seatedInPlay || ctrl.canAbort || canRematch || !!note || !!claimText || takeback;
-    show(els.panel, anything);
-    if (els.panel) els.panel.dataset.busy = busy ? '1' : '';
+    return canRematch || !!note;
   }
 
   /**
-   * Takebacks: the "Propose takeback" button, the opponent's proposal to accept or decline, the
-   * pending proposal (for the proposer and the spectators), and why proposing is not possible
-   * now (too soon after a declined one, or a computer that grants none). Returns true when it
-   * shows anything.
+   * Takebacks: the opponent's proposal to accept or decline, the pending proposal (for the
+   * proposer and the spectators), and the "Propose takeback" button. Returns true when it shows
+   * anything.
    */
   renderTakeback(seatedInPlay, busy) {
-    const ctrl = this.ctrl;
-    const els = this.els;
+    const { ctrl, els } = this;
     const s = ctrl.state;
     const you = ctrl.you;
-    const active = !!(s && s.status === 'active');
-    const offer = active ? s.takeback_offer : null;
+    const offer = s && s.status === 'active' ? s.takeback_offer : null;
     const theirs = !!(offer && you && offer !== you);
     const mine = !!(offer && you && offer === you);
 
@@ -269,22 +300,32 @@ export class ActionsView {
     enable(els.acceptTakeback, theirs && !busy);
     enable(els.declineTakeback, theirs && !busy);
 
-    const opponentName = ctrl.seatName(ctrl.opponent);
-    const pending = mine
-      ? opponentName
-        ? fmt(gettext('Takeback proposed by you · waiting for %(name)s'), { name: opponentName })
-        : gettext('Takeback proposed by you · waiting for your opponent')
-      : offer && !you
-        ? fmt(gettext('Takeback proposed by %(name)s'), { name: this.name(offer) })
-        : '';
+    const pending = this.pendingText(
+      offer,
+      mine,
+      gettext('Takeback proposed by you · waiting for %(name)s'),
+      gettext('Takeback proposed by you · waiting for your opponent'),
+      gettext('Takeback proposed by %(name)s'),
+    );
     text(els.takebackPending, pending);
     show(els.takebackPending, !!pending);
+    const hint = this.renderProposeTakeback(seatedInPlay, busy, mine, theirs);
+    return theirs || !!pending || !!hint;
+  }
 
-    const level = seatedInPlay ? ctrl.opponentComputer : null;
+  /**
+   * The "Propose takeback" button, and why proposing is not possible now (too soon after a
+   * declined one, or a computer that grants none). Returns that hint ('' for none).
+   */
+  renderProposeTakeback(seatedInPlay, busy, mine, theirs) {
+    const { ctrl, els } = this;
+    const s = ctrl.state;
+    const level = seatedInPlay ? game.opponentComputer(s, ctrl.you) : null;
     const refuses = level !== null && level > ctrl.computerGrantsUpTo;
-    const allowedAt = ctrl.takebackAllowedAt;
+    const allowedAt = game.takebackAllowedAt(s, ctrl.you);
     const tooSoon = seatedInPlay && !level && s.ply < allowedAt;
-    const can = seatedInPlay && ctrl.hasTakeback && !refuses && !tooSoon && !mine && !theirs;
+    const has = game.hasTakeback(s, ctrl.you, ctrl.config.fixedPlies);
+    const can = seatedInPlay && has && !refuses && !tooSoon && !mine && !theirs;
     show(els.proposeTakeback, seatedInPlay && !theirs && !refuses);
     enable(els.proposeTakeback, can && !busy);
     let hint = '';
@@ -315,6 +356,6 @@ export class ActionsView {
             ? gettext('Take back your last move: the computer grants it at once')
             : gettext('Ask your opponent to let you take back your last move'));
     }
-    return theirs || !!pending || !!hint;
+    return hint;
   }
 }

@@ -15,7 +15,7 @@ export function analyseHref(ctrl) {
   if (gameId && ctrl.moves.length > 0) {
     return `/analysis?game=${encodeURIComponent(gameId)}&ply=${ctrl.shownPly}`;
   }
-  const fen = ctrl.viewPly === null ? (ctrl.state ? ctrl.state.fen : null) : ctrl.fenAt(ctrl.viewPly);
+  const fen = ctrl.replaying ? ctrl.fenAt(ctrl.shownPly) : ctrl.state ? ctrl.state.fen : null;
   if (!fen) return '/analysis';
   const first = firstMover(ctrl.moves.length, ctrl.state ? ctrl.state.turn : 'B');
   const number = moveNumberAt(ctrl.shownPly, first);

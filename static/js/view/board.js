@@ -1,5 +1,5 @@
-// The board: 8x8 cells from the viewer's side, pieces, highlights, and input
-// (click/tap, drag and drop with pointer events, keyboard cursor). The route being picked is
+// The board: 8x8 cells from the viewer's side, pieces, highlights, and input (click/tap, drag
+// and drop with pointer events: board-drag.js; keyboard cursor). The route being picked is
 // the controller's `input` (a RouteInput, input.js); while the opponent thinks, the game page's
 // premove route (`ctrl.premoves`, premove.js) takes its place and is drawn apart. The last move
 // shows its route and the pieces it captured (ghosts on their squares); a move waiting for
@@ -9,9 +9,9 @@
 import { BLACK, squareToRowCol, rowColToSquare, jumpedSquare, parseFen } from '../fen.js';
 import { movePath } from '../notation.js';
 import { gettext, interpolate } from '../i18n.js';
+import { BoardPointer } from './board-drag.js';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
-const DRAG_THRESHOLD_PX = 5;
 
 function el(tag, className, attrs = {}) {
   const node = document.createElement(tag);
@@ -26,6 +26,54 @@ function pieceLabel(piece) {
   return piece.king ? gettext('white king') : gettext('white man');
 }
 
+/** Dark square n's classes, from its piece and the board's marks (BoardView.marks). */
+function squareClasses(n, piece, m) {
+  const classes = ['sq', 'dark'];
+  const add = (cls, on) => {
+    if (on) classes.push(cls);
+  };
+  if (m.movable.has(n) && !m.path.length) classes.push('movable');
+  else if (m.movable.has(n)) classes.push('movable-other');
+  add('must-capture', m.mustCapture && m.movable.has(n));
+  if (m.premoving) {
+    add('premove-from', n === m.selected);
+    add('premove-route', m.routeSet.has(n));
+    add('premove-tip', n === m.tip && m.path.length > 1);
+    add('premove-dest', m.dests.has(n));
+  } else {
+    add('selected', n === m.selected);
+    add('lifted', n === m.selected && m.path.length > 1);
+    add('jumped', m.jumped.has(n));
+    add('route', m.routeSet.has(n));
+    add('route-tip', n === m.tip && m.path.length > 1);
+  }
+  add('dest', m.dests.has(n));
+  add('confirm-from', m.confirming.length && n === m.confirming[0]);
+  add('confirm-to', m.confirming.length && n === m.confirming[m.confirming.length - 1]);
+  add('captured', m.captured.has(n));
+  add('occupied', m.dests.has(n) && piece);
+  add('last-from', n === m.lastFrom);
+  add('last-to', n === m.lastTo);
+  add('last-via', m.lastVia.has(n));
+  add('cursor', n === m.cursorSq);
+  add('drag-origin', n === m.dragFrom);
+  return classes.join(' ');
+}
+
+/** Dark square n's label for screen readers: its number, its piece and its marks. */
+function squareLabel(n, piece, m) {
+  const label = [interpolate(gettext('square %(n)s, %(piece)s'), { n, piece: pieceLabel(piece) }, true)];
+  if (n === m.selected) label.push(gettext('selected'));
+  if (m.jumped.has(n)) label.push(gettext('jumped'));
+  if (m.dests.has(n)) label.push(gettext('move here'));
+  else if (m.movable.has(n) && !m.path.length) label.push(m.mustCapture ? gettext('can capture') : gettext('can move'));
+  if (n === m.lastFrom || n === m.lastTo) label.push(gettext('last move'));
+  if (m.captured.has(n)) label.push(gettext('captured by the last move'));
+  if (m.premoving && n === m.selected) label.push(gettext('premove from here'));
+  if (m.premoving && m.routeSet.has(n)) label.push(gettext('premove to here'));
+  return label.join(', ');
+}
+
 export class BoardView {
   constructor(root, ctrl) {
     this.root = root;
@@ -34,7 +82,7 @@ export class BoardView {
     this.cells = new Map(); // square number -> {cell, piece, num}
     this.grid = []; // display [row][col] -> cell element
     this.cursor = null; // {row, col} in display coordinates
-    this.drag = null;
+    this.pointer = new BoardPointer(this); // clicks, taps and drags (board-drag.js)
     // The keyboard cursor shows only after keyboard use (Tab onto the board, arrows, Enter);
     // any pointer press on the board hides it again, so a click or a drag never leaves an
     // outline behind that looks like a selection.
@@ -43,11 +91,7 @@ export class BoardView {
 
     root.setAttribute('role', 'grid');
     root.setAttribute('tabindex', '0');
-    root.addEventListener('pointerdown', (e) => this.onPointerDown(e));
-    root.addEventListener('pointermove', (e) => this.onPointerMove(e));
-    root.addEventListener('pointerup', (e) => this.onPointerUp(e));
-    root.addEventListener('pointercancel', () => this.endDrag());
-    root.addEventListener('lostpointercapture', () => this.endDrag());
+    this.pointer.listen();
     root.addEventListener('keydown', (e) => this.onKeyDown(e));
     root.addEventListener('focus', () => {
       if (!this.pointerFocus && root.matches(':focus-visible')) {
@@ -57,9 +101,6 @@ export class BoardView {
       this.render();
     });
     root.addEventListener('blur', () => this.render());
-    root.addEventListener('contextmenu', (e) => {
-      if (this.drag) e.preventDefault();
-    });
     document.addEventListener('pointerdown', (e) => {
       // A click elsewhere on the page cancels the route, a premove or a move awaiting
       // confirmation; the confirmation's own buttons ([data-keeps-route]) do not.
@@ -149,37 +190,72 @@ export class BoardView {
       this.cursor = null;
     }
     const pieces = ctrl.shownPosition.pieces;
+    const marks = this.marks();
+    this.renderRoot(marks);
+    for (const [n, entry] of this.cells) this.renderSquare(n, entry, pieces.get(n) || null, marks);
+    this.renderLightCursor(marks.showCursor);
+    this.renderCaptured(pieces, marks.captured);
+    this.renderRouteGhost(pieces, marks);
+    const { premoving, path } = marks;
+    this.renderArrows(marks.last, premoving ? [] : path, premoving ? path : [], marks.confirming);
+    if (marks.showCursor) {
+      this.root.setAttribute('aria-activedescendant', this.grid[this.cursor.row][this.cursor.col].id);
+    } else {
+      this.root.removeAttribute('aria-activedescendant');
+    }
+    const overlayText = this.overlayText();
+    this.overlay.textContent = overlayText;
+    this.overlay.hidden = !overlayText;
+  }
+
+  /** What the squares show besides their pieces: the route being picked (a move or a premove), the
+   *  move awaiting confirmation, the last move and what it captured, the cursor, a drag's origin. */
+  marks() {
+    const ctrl = this.ctrl;
     const input = this.routeInput(); // the route being picked (see input.js): a move or a premove
     const premoving = input !== ctrl.input;
     const movable = premoving ? new Set() : input.movable();
-    const mustCapture = !premoving && input.mustCapture; // every legal move captures: ring the pieces that can
-    const dests = input.destinations();
     const path = input.path;
-    const confirming = ctrl.confirming ? movePath(ctrl.confirming) : [];
-    const selected = path.length ? path[0] : null;
-    const tip = path.length ? path[path.length - 1] : null;
     const shownLast = ctrl.shownLastMove;
     const last = shownLast ? movePath(shownLast) : [];
-    const lastFrom = last.length ? last[0] : null;
-    const lastTo = last.length ? last[last.length - 1] : null;
-    const lastVia = new Set(last.slice(1, -1));
-    const captured = this.capturedBy(last); // square -> the piece the last move took there
-    const routeSet = new Set(path.slice(1));
     const jumped = new Set();
     for (let i = 1; i < path.length; i++) {
       const mid = jumpedSquare(path[i - 1], path[i]);
       if (mid) jumped.add(mid);
     }
     const showCursor = !!(this.cursor && this.keyboard && document.activeElement === this.root);
-    const cursorSq = showCursor ? this.squareAtDisplay(this.cursor.row, this.cursor.col) : null;
-    const dragFrom = this.drag && this.drag.active ? this.drag.from : null;
+    return {
+      input,
+      premoving,
+      movable,
+      mustCapture: !premoving && input.mustCapture, // every legal move captures: ring the pieces that can
+      dests: input.destinations(),
+      path,
+      confirming: ctrl.confirming ? movePath(ctrl.confirming) : [],
+      selected: path.length ? path[0] : null,
+      tip: path.length ? path[path.length - 1] : null,
+      last,
+      lastFrom: last.length ? last[0] : null,
+      lastTo: last.length ? last[last.length - 1] : null,
+      lastVia: new Set(last.slice(1, -1)),
+      captured: this.capturedBy(last), // square -> the piece the last move took there
+      routeSet: new Set(path.slice(1)),
+      jumped,
+      showCursor,
+      cursorSq: showCursor ? this.squareAtDisplay(this.cursor.row, this.cursor.col) : null,
+      dragFrom: this.pointer.origin,
+    };
+  }
 
-    const root = this.root;
+  /** The board's own classes and data: focus, settings, whose turn, the game's and the socket's state. */
+  renderRoot(marks) {
+    const { ctrl, root } = this;
+    const { premoving, path, input } = marks;
     root.classList.toggle('keyboard-focus', !!(this.keyboard && document.activeElement === root));
     root.classList.toggle('show-numbers', ctrl.showNumbers);
     root.classList.toggle('show-coords', !!ctrl.showCoords);
     root.classList.toggle('premoving', premoving && path.length > 0);
-    root.classList.toggle('confirming', confirming.length > 0);
+    root.classList.toggle('confirming', marks.confirming.length > 0);
     root.dataset.premove = premoving && path.length > 1 ? input.text : '';
     root.classList.toggle('interactive', ctrl.canInput);
     root.classList.toggle('my-turn', ctrl.isMyTurn);
@@ -190,65 +266,31 @@ export class BoardView {
     root.dataset.shownPly = String(ctrl.shownPly);
     root.dataset.state = ctrl.connection;
     root.setAttribute('aria-readonly', ctrl.canInput ? 'false' : 'true');
+  }
 
-    for (const [n, entry] of this.cells) {
-      const piece = pieces.get(n) || null;
-      const key = piece ? `${piece.color}${piece.king ? 'K' : 'M'}` : '';
-      if (key !== entry.pieceKey) {
-        if (entry.piece) entry.piece.remove();
-        entry.piece = null;
-        if (piece) {
-          entry.piece = el('div', `piece ${piece.color === BLACK ? 'black' : 'white'} ${piece.king ? 'king' : 'man'}`, {
-            'aria-hidden': 'true',
-          });
-          entry.cell.appendChild(entry.piece);
-        }
-        entry.pieceKey = key;
+  /** Dark square n: its piece, its classes and its label. */
+  renderSquare(n, entry, piece, marks) {
+    const key = piece ? `${piece.color}${piece.king ? 'K' : 'M'}` : '';
+    if (key !== entry.pieceKey) {
+      if (entry.piece) entry.piece.remove();
+      entry.piece = null;
+      if (piece) {
+        entry.piece = el('div', `piece ${piece.color === BLACK ? 'black' : 'white'} ${piece.king ? 'king' : 'man'}`, {
+          'aria-hidden': 'true',
+        });
+        entry.cell.appendChild(entry.piece);
       }
-      const classes = ['sq', 'dark'];
-      if (movable.has(n) && !path.length) classes.push('movable');
-      else if (movable.has(n)) classes.push('movable-other');
-      if (mustCapture && movable.has(n)) classes.push('must-capture');
-      if (premoving) {
-        if (n === selected) classes.push('premove-from');
-        if (routeSet.has(n)) classes.push('premove-route');
-        if (n === tip && path.length > 1) classes.push('premove-tip');
-        if (dests.has(n)) classes.push('premove-dest');
-      } else {
-        if (n === selected) classes.push('selected');
-        if (n === selected && path.length > 1) classes.push('lifted');
-        if (jumped.has(n)) classes.push('jumped');
-        if (routeSet.has(n)) classes.push('route');
-        if (n === tip && path.length > 1) classes.push('route-tip');
-      }
-      if (dests.has(n)) classes.push('dest');
-      if (confirming.length && n === confirming[0]) classes.push('confirm-from');
-      if (confirming.length && n === confirming[confirming.length - 1]) classes.push('confirm-to');
-      if (captured.has(n)) classes.push('captured');
-      if (dests.has(n) && piece) classes.push('occupied');
-      if (n === lastFrom) classes.push('last-from');
-      if (n === lastTo) classes.push('last-to');
-      if (lastVia.has(n)) classes.push('last-via');
-      if (n === cursorSq) classes.push('cursor');
-      if (n === dragFrom) classes.push('drag-origin');
-      const cls = classes.join(' ');
-      if (entry.cell.className !== cls) entry.cell.className = cls;
-
-      const label = [interpolate(gettext('square %(n)s, %(piece)s'), { n, piece: pieceLabel(piece) }, true)];
-      if (n === selected) label.push(gettext('selected'));
-      if (jumped.has(n)) label.push(gettext('jumped'));
-      if (dests.has(n)) label.push(gettext('move here'));
-      else if (movable.has(n) && !path.length) label.push(mustCapture ? gettext('can capture') : gettext('can move'));
-      if (n === lastFrom || n === lastTo) label.push(gettext('last move'));
-      if (captured.has(n)) label.push(gettext('captured by the last move'));
-      if (premoving && n === selected) label.push(gettext('premove from here'));
-      if (premoving && routeSet.has(n)) label.push(gettext('premove to here'));
-      const aria = label.join(', ');
-      if (entry.cell.getAttribute('aria-label') !== aria) entry.cell.setAttribute('aria-label', aria);
-      entry.cell.setAttribute('aria-selected', n === selected ? 'true' : 'false');
+      entry.pieceKey = key;
     }
+    const cls = squareClasses(n, piece, marks);
+    if (entry.cell.className !== cls) entry.cell.className = cls;
+    const aria = squareLabel(n, piece, marks);
+    if (entry.cell.getAttribute('aria-label') !== aria) entry.cell.setAttribute('aria-label', aria);
+    entry.cell.setAttribute('aria-selected', n === marks.selected ? 'true' : 'false');
+  }
 
-    // Light squares can carry the cursor too.
+  /** Light squares can carry the cursor too. */
+  renderLightCursor(showCursor) {
     for (let row = 0; row < 8; row++) {
       for (let col = 0; col < 8; col++) {
         const cell = this.grid[row][col];
@@ -257,8 +299,10 @@ export class BoardView {
         cell.classList.toggle('cursor', on);
       }
     }
+  }
 
-    // The pieces the last move captured, ghosted on their squares until the next move.
+  /** The pieces the last move captured, ghosted on their squares until the next move. */
+  renderCaptured(pieces, captured) {
     for (const [n, entry] of this.cells) {
       const took = captured.get(n);
       const key = took && !pieces.get(n) ? `${took.color}${took.king ? 'K' : 'M'}` : '';
@@ -273,8 +317,10 @@ export class BoardView {
         entry.cell.appendChild(entry.capturedGhost);
       }
     }
+  }
 
-    // Ghost of the selected piece on the tip of an unfinished multi-jump (or of a premove route).
+  /** Ghost of the selected piece on the tip of an unfinished multi-jump (or of a premove route). */
+  renderRouteGhost(pieces, { path, selected, tip, premoving }) {
     if (this.ghost) {
       this.ghost.remove();
       this.ghost = null;
@@ -286,29 +332,15 @@ export class BoardView {
       });
       this.cells.get(tip).cell.appendChild(this.ghost);
     }
+  }
 
-    this.renderArrows(last, premoving ? [] : path, premoving ? path : [], confirming);
-
-    if (showCursor) {
-      root.setAttribute('aria-activedescendant', this.grid[this.cursor.row][this.cursor.col].id);
-    } else {
-      root.removeAttribute('aria-activedescendant');
-    }
-
-    const overlayText =
-      ctrl.connection === 'open'
-        ? ctrl.syncing
-          ? gettext('Updating…')
-          : ''
-        : ctrl.connectionDetail === 'no_such_game'
-          ? gettext('This game does not exist')
-          : ctrl.connectionDetail === 'too_many_sockets'
-            ? gettext('Too many pages open')
-            : ctrl.v === null
-            ? gettext('Connecting…')
-            : gettext('Reconnecting…');
-    this.overlay.textContent = overlayText;
-    this.overlay.hidden = !overlayText;
+  /** What covers the board: the socket's state, or '' when it is in play. */
+  overlayText() {
+    const ctrl = this.ctrl;
+    if (ctrl.connection === 'open') return ctrl.syncing ? gettext('Updating…') : '';
+    if (ctrl.connectionDetail === 'no_such_game') return gettext('This game does not exist');
+    if (ctrl.connectionDetail === 'too_many_sockets') return gettext('Too many pages open');
+    return ctrl.v === null ? gettext('Connecting…') : gettext('Reconnecting…');
   }
 
   renderArrows(last, path, premove = [], confirming = []) {
@@ -373,125 +405,6 @@ export class BoardView {
       out.set(mid, was || { color: mover ? (mover.color === BLACK ? 'W' : BLACK) : 'W', king: false });
     }
     return out;
-  }
-
-  // ---- pointer input -------------------------------------------------------
-
-  squareFromEvent(e) {
-    const target = e.target instanceof Element ? e.target.closest('[data-square]') : null;
-    return target && this.root.contains(target) ? Number(target.dataset.square) : null;
-  }
-
-  squareAtPoint(x, y) {
-    const hit = document.elementFromPoint(x, y);
-    const target = hit ? hit.closest('[data-square]') : null;
-    return target && this.root.contains(target) ? Number(target.dataset.square) : null;
-  }
-
-  onPointerDown(e) {
-    if (e.button !== undefined && e.button !== 0) return;
-    this.keyboard = false;
-    this.cursor = null; // the next arrow key shows the cursor afresh (on the selected piece)
-    if (document.activeElement !== this.root) {
-      // Arrows work after a click; this focus is the pointer's, not the keyboard's.
-      this.pointerFocus = true;
-      try {
-        this.root.focus({ preventScroll: true });
-      } finally {
-        this.pointerFocus = false;
-      }
-    }
-    const n = this.squareFromEvent(e);
-    const ctrl = this.ctrl;
-    if (n === null) {
-      ctrl.cancel();
-      return;
-    }
-    const route = this.routeInput();
-    const { path, tip } = route;
-    const premoving = route !== ctrl.input;
-    const canPick = ctrl.canInput || (premoving && ctrl.premoves.active);
-    // A premove may go onto a square one's own piece holds now (it may be taken meanwhile): a
-    // press there extends the route instead of picking that piece.
-    const onDest = path.length > 0 && route.destinations().has(n);
-    const draggable = canPick && !onDest && (route.movable().has(n) || (path.length > 1 && n === tip));
-    this.drag = { from: n, x: e.clientX, y: e.clientY, active: false, draggable, pointerId: e.pointerId, floater: null, selectedOnDown: false };
-    if (draggable) {
-      // Select on press, as lichess does, so the destinations show while dragging.
-      const alreadySelected = (path.length === 1 && path[0] === n) || (path.length > 1 && n === tip);
-      if (!alreadySelected) this.drag.selectedOnDown = ctrl.select(n);
-      e.preventDefault(); // no text selection, no touch scrolling from a piece
-      try {
-        this.root.setPointerCapture(e.pointerId);
-      } catch (err) {
-        /* synthetic events */
-      }
-    }
-  }
-
-  onPointerMove(e) {
-    const d = this.drag;
-    if (!d || !d.draggable || e.pointerId !== d.pointerId) return;
-    if (!d.active) {
-      if (Math.hypot(e.clientX - d.x, e.clientY - d.y) < DRAG_THRESHOLD_PX) return;
-      d.active = true;
-      this.startFloater(d);
-      this.render();
-    }
-    this.moveFloater(d, e.clientX, e.clientY);
-    const over = this.squareAtPoint(e.clientX, e.clientY);
-    for (const entry of this.cells.values()) entry.cell.classList.toggle('drag-over', Number(entry.cell.dataset.square) === over);
-  }
-
-  onPointerUp(e) {
-    const d = this.drag;
-    if (!d || e.pointerId !== d.pointerId) return;
-    const wasActive = d.active;
-    this.endDrag();
-    if (wasActive) {
-      this.ctrl.drop(d.from, this.squareAtPoint(e.clientX, e.clientY));
-    } else if (!d.selectedOnDown) {
-      this.ctrl.clickSquare(d.from);
-    }
-  }
-
-  startFloater(d) {
-    const entry = this.cells.get(d.from);
-    const ctrl = this.ctrl;
-    const { path, tip } = this.routeInput();
-    const onTip = path.length > 1 && d.from === tip;
-    const piece = ctrl.position.pieces.get(onTip ? path[0] : d.from);
-    if (!piece) return;
-    const cellRect = entry.cell.getBoundingClientRect();
-    const side = cellRect.width * 0.82;
-    const rect = { width: side, height: side };
-    const f = el('div', `piece ${piece.color === BLACK ? 'black' : 'white'} ${piece.king ? 'king' : 'man'} dragging`, {
-      'aria-hidden': 'true',
-    });
-    f.style.width = `${rect.width}px`;
-    f.style.height = `${rect.height}px`;
-    d.floater = f;
-    d.size = rect.width;
-    document.body.appendChild(f);
-  }
-
-  moveFloater(d, x, y) {
-    if (!d.floater) return;
-    d.floater.style.transform = `translate(${x - d.size / 2}px, ${y - d.size / 2}px)`;
-  }
-
-  endDrag() {
-    const d = this.drag;
-    if (!d) return;
-    this.drag = null;
-    if (d.floater) d.floater.remove();
-    for (const entry of this.cells.values()) entry.cell.classList.remove('drag-over');
-    try {
-      if (this.root.hasPointerCapture && this.root.hasPointerCapture(d.pointerId)) this.root.releasePointerCapture(d.pointerId);
-    } catch (err) {
-      /* nothing */
-    }
-    if (d.active) this.render();
   }
 
   // ---- keyboard ------------------------------------------------------------

@@ -1,7 +1,7 @@
 // The chat panel: the players' room and the spectators' room (docs/protocol.md, "Chat"). The
-// controller keeps the lines of the rooms this viewer reads (ctrl.chat); this view shows one room
-// at a time, sends lines and the quick lines, and keeps two choices in the browser: mute the
-// opponent, hide the chat. Every name and line is put in with textContent, never as markup.
+// controller keeps the lines of the rooms this viewer reads (ctrl.chat, chat.js); this view shows
+// one room at a time, sends lines and the quick lines, and keeps two choices in the browser: mute
+// the opponent, hide the chat. Every name and line is put in with textContent, never as markup.
 
 import { BLACK } from '../fen.js';
 import { gettext, interpolate } from '../i18n.js';
@@ -9,8 +9,6 @@ import { loadFlag, saveFlag } from '../storage.js';
 
 export const MUTE_KEY = 'checkers.chat.muteOpponent';
 export const HIDE_KEY = 'checkers.chat.hidden';
-/** The longest line, in characters (the server counts the same: code points after trimming). */
-export const MAX_CHARS = 140;
 const NOTE_MS = 5000; // a refusal stays shown this long
 
 /** The quick lines, one click away: sent as the sender's page words them. */
@@ -78,10 +76,10 @@ export class ChatView {
   /** The rooms shown as tabs: those the viewer reads, less a players' room with the computer
    *  that has nothing in it (there is no chat with the computer). */
   get rooms() {
-    const chat = this.ctrl.chat || {};
-    return ['players', 'spectators'].filter((room) => {
-      if (!chat[room]) return false;
-      if (room === 'players' && this.againstComputer) return chat.players.length > 0;
+    const chat = this.ctrl.chat;
+    return this.ctrl.protocol.chatRooms.filter((room) => {
+      if (!chat.reads(room)) return false;
+      if (room === 'players' && this.againstComputer) return chat.lines('players').length > 0;
       return true;
     });
   }
@@ -93,7 +91,7 @@ export class ChatView {
 
   /** Whether the viewer may write in `room` now (the server decides; this only shapes the form). */
   canWrite(room) {
-    if (!this.ctrl.chat || !this.ctrl.chat[room]) return false;
+    if (!this.ctrl.chat.reads(room)) return false;
     if (room === 'players') return !!this.ctrl.you && !this.againstComputer;
     return !this.ctrl.you || this.ctrl.isOver;
   }
@@ -121,11 +119,13 @@ export class ChatView {
   send(value) {
     const line = String(value || '').trim();
     if (!line || !this.room || !this.canWrite(this.room)) return false;
-    if ([...line].length > MAX_CHARS) {
-      this.note(interpolate(gettext('A chat line holds at most %(max)s characters.'), { max: MAX_CHARS }, true));
+    // The longest line, in characters (the server counts the same: code points after trimming).
+    const max = this.ctrl.protocol.chatMaxChars;
+    if ([...line].length > max) {
+      this.note(interpolate(gettext('A chat line holds at most %(max)s characters.'), { max }, true));
       return false;
     }
-    if (!this.ctrl.sendChat(this.room, line)) {
+    if (!this.ctrl.chat.send(this.room, line)) {
       this.note(gettext('Not connected: the line was not sent.'));
       return false;
     }
@@ -134,10 +134,10 @@ export class ChatView {
   }
 
   note(message) {
-    this.ctrl.chatNotice = message;
+    this.ctrl.chat.notice = message;
     clearTimeout(this.noteTimer);
     this.noteTimer = setTimeout(() => {
-      this.ctrl.chatNotice = null;
+      this.ctrl.chat.notice = null;
       this.render();
     }, NOTE_MS);
     this.render();
@@ -165,10 +165,10 @@ export class ChatView {
 
   render() {
     const { els, ctrl } = this;
-    if (ctrl.chatError) {
+    if (ctrl.chat.error) {
       // A refusal of our own line: say why, and give the text back to edit.
-      const error = ctrl.chatError;
-      ctrl.chatError = null;
+      const error = ctrl.chat.error;
+      ctrl.chat.error = null;
       if (els.input && !els.input.value && this.lastSent) els.input.value = this.lastSent;
       this.note(error.message || error.code);
       return;
@@ -193,7 +193,7 @@ export class ChatView {
       const active = room === this.room;
       tab.classList.toggle('active', active);
       tab.setAttribute('aria-selected', String(active));
-      const lines = (ctrl.chat && ctrl.chat[room]) || [];
+      const lines = ctrl.chat.lines(room);
       const newest = lines.length ? lines[lines.length - 1].id : 0;
       if (active && !this.hidden) this.seen[room] = Math.max(this.seen[room], newest);
       const unread = !active && lines.some((line) => line.id > this.seen[room] && this.visible(line));
@@ -208,7 +208,7 @@ export class ChatView {
     const opponentSeat = ctrl.you && !this.againstComputer;
     show(els.muteRow, !!opponentSeat);
     if (els.mute && els.mute.checked !== this.muted) els.mute.checked = this.muted;
-    let note = ctrl.chatNotice;
+    let note = ctrl.chat.notice;
     if (!note && !writable) {
       if (this.room === 'players' && this.againstComputer) note = gettext('There is no chat with the computer.');
       else if (this.room === 'players') note = gettext('Only the two players write here.');
@@ -216,13 +216,13 @@ export class ChatView {
     if (!note && this.muted && opponentSeat) note = gettext("Your opponent's lines are hidden.");
     text(els.note, note || '');
     show(els.note, !!note);
-    if (els.note) els.note.classList.toggle('error', !!ctrl.chatNotice);
+    if (els.note) els.note.classList.toggle('error', !!ctrl.chat.notice);
   }
 
   renderLines() {
     const { els, ctrl } = this;
-    const lines = (ctrl.chat && ctrl.chat[this.room]) || [];
-    const key = `${this.room}|${ctrl.chatRevision}|${this.muted}|${ctrl.you}`;
+    const lines = ctrl.chat.lines(this.room);
+    const key = `${this.room}|${ctrl.chat.revision}|${this.muted}|${ctrl.you}`;
     if (this.shown === key || !els.lines) return;
     this.shown = key;
     const list = els.lines;

@@ -2,6 +2,7 @@
 // the lines this seat holds, and a text area to edit them, one line per row, moves separated by
 // spaces ("22-18 15x22 25x18 8-11": if they play 22-18, I reply 15x22, if then 25x18, I reply 8-11).
 // Shown only to a seat of a correspondence game in play (the server sends `forecast` to no one else).
+// The lines, their sending and their refusals are the controller's (ctrl.forecast, forecast.js).
 
 import { gettext, ngettext, interpolate } from '../i18n.js';
 
@@ -25,12 +26,12 @@ export class ForecastView {
     this.revision = -1;
     if (!els.panel) return;
     els.save.addEventListener('click', () => {
-      if (!ctrl.sendForecast(parseLines(els.text.value))) ctrl.showFlash(gettext('Not connected'), 'error');
+      if (!ctrl.forecast.send(parseLines(els.text.value))) ctrl.showFlash(gettext('Not connected'), 'error');
       this.render();
     });
     els.clear.addEventListener('click', () => {
       els.text.value = '';
-      if (!ctrl.sendForecast([])) ctrl.showFlash(gettext('Not connected'), 'error');
+      if (!ctrl.forecast.send([])) ctrl.showFlash(gettext('Not connected'), 'error');
       this.render();
     });
   }
@@ -39,12 +40,13 @@ export class ForecastView {
     const { els, ctrl } = this;
     if (!els.panel) return;
     const state = ctrl.state;
-    const shown = ctrl.forecast !== null && !!state && state.status === 'active' && !!ctrl.you;
+    const forecast = ctrl.forecast;
+    const shown = forecast.lines !== null && !!state && state.status === 'active' && !!ctrl.you;
     els.panel.hidden = !shown;
     if (!shown) return;
-    const lines = ctrl.forecast;
-    if (this.revision !== ctrl.forecastRevision) {
-      this.revision = ctrl.forecastRevision;
+    const lines = forecast.lines;
+    if (this.revision !== forecast.revision) {
+      this.revision = forecast.revision;
       if (document.activeElement !== els.text) els.text.value = formatLines(lines);
       els.lines.textContent = '';
       for (const line of lines) {
@@ -65,7 +67,7 @@ export class ForecastView {
           '%(count)s lines stored: the server plays your reply as soon as your opponent plays a line\'s first move.',
           lines.length), { count: lines.length }, true)
         : gettext('None stored. One line per row: their move, your reply, their next move, your reply...');
-    const error = ctrl.forecastError;
+    const error = forecast.error;
     els.error.hidden = !error;
     els.error.textContent = error ? error.message || error.code : '';
   }

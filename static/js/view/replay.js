@@ -11,27 +11,28 @@ export function typingTarget(target) {
   return !!target.closest('input, textarea, select, [role="slider"], [role="listbox"], [role="menu"]');
 }
 
-const KEYS = { ArrowLeft: 'replayPrev', ArrowRight: 'replayNext', Home: 'replayFirst', End: 'replayLast' };
+const KEYS = { ArrowLeft: 'prev', ArrowRight: 'next', Home: 'first', End: 'last' };
 
 /**
- * Wire the replay controls to `ctrl`'s replayFirst/replayPrev/replayNext/replayLast and goTo(ply);
- * the keys step only while `active()` (otherwise they keep their usual meaning).
+ * Wire the replay controls to `steps`: {first(), prev(), next(), last(), goTo(ply)} (the game
+ * page's Replay, replay.js; the analysis board's loaded game, analysis/game.js). The keys step
+ * only while `active()` (otherwise they keep their usual meaning).
  */
-export function wireReplay(ctrl, active = () => true) {
+export function wireReplay(steps, active = () => true) {
   const on = (id, handler) => {
     const node = document.getElementById(id);
     if (node) node.addEventListener('click', handler);
   };
-  on('replay-first', () => ctrl.replayFirst());
-  on('replay-prev', () => ctrl.replayPrev());
-  on('replay-next', () => ctrl.replayNext());
-  on('replay-last', () => ctrl.replayLast());
-  on('back-to-game', () => ctrl.replayLast());
+  on('replay-first', () => steps.first());
+  on('replay-prev', () => steps.prev());
+  on('replay-next', () => steps.next());
+  on('replay-last', () => steps.last());
+  on('back-to-game', () => steps.last());
   const list = document.getElementById('move-list');
   if (list) {
     list.addEventListener('click', (e) => {
       const target = e.target instanceof Element ? e.target.closest('[data-ply]') : null;
-      if (target && list.contains(target)) ctrl.goTo(Number(target.dataset.ply));
+      if (target && list.contains(target)) steps.goTo(Number(target.dataset.ply));
     });
   }
   document.addEventListener('keydown', (e) => {
@@ -39,6 +40,6 @@ export function wireReplay(ctrl, active = () => true) {
     const name = KEYS[e.key];
     if (!name || !active()) return;
     e.preventDefault();
-    ctrl[name]();
+    steps[name]();
   });
 }

@@ -3,6 +3,7 @@
 // controls, invite and join panels. (The game actions live in actions.js.)
 
 import { BLACK, WHITE, colorName, opposite } from '../fen.js';
+import { noProgressLeft } from '../game.js';
 import { firstMover, plyText, resultWords } from '../notation.js';
 import { MoveListView } from './move-list.js';
 import { gettext, ngettext, interpolate } from '../i18n.js';
@@ -15,6 +16,14 @@ function text(node, value) {
 
 function show(node, visible) {
   if (node) node.hidden = !visible;
+}
+
+/** A <span> with class `className` and text `value`. */
+function span(className, value) {
+  const node = document.createElement('span');
+  node.className = className;
+  node.textContent = value;
+  return node;
 }
 
 // A seat's rating in a rated game ("1512", "1500?" while provisional), or '' for none.
@@ -84,58 +93,39 @@ export class TableView {
     node.dataset.color = color === BLACK ? 'black' : 'white';
     node.classList.toggle('to-move', toMove);
     node.classList.toggle('winner', won);
-    node.textContent = '';
-    const marker = document.createElement('span');
-    marker.className = `color-marker ${color === BLACK ? 'black' : 'white'}`;
-    marker.setAttribute('aria-hidden', 'true');
-    const who = document.createElement('span');
-    who.className = 'player-name';
-    who.textContent = name || (ctrl.state ? gettext('Waiting for a player…') : '…');
-    if (!name) who.classList.add('empty');
-    const side = document.createElement('span');
-    side.className = 'player-color';
-    side.textContent = colorName(color);
-    node.append(marker, who);
-    if (rating) {
-      // A rated game: the rating the player had when it started, "?" while provisional.
-      const r = document.createElement('span');
-      r.className = 'player-rating';
-      r.textContent = `(${rating})`;
-      if (seat.provisional) r.title = gettext('Provisional rating: not enough rated games yet');
-      node.append(r);
-    }
-    node.append(side);
-    if (name && online !== undefined) {
-      const presence = document.createElement('span');
-      presence.className = `presence ${online ? 'online' : 'away'}`;
-      presence.title = online ? gettext('On the page') : gettext('Not on the page');
-      presence.setAttribute('role', 'img'); // a dot with a name: a span may not carry aria-label
-      presence.setAttribute('aria-label', presence.title);
-      node.append(presence);
-    }
-    if (isYou) {
-      const you = document.createElement('span');
-      you.className = 'tag you';
-      you.textContent = gettext('you');
-      node.append(you);
-    }
-    if (toMove) {
-      const tag = document.createElement('span');
-      tag.className = 'tag to-move-tag';
-      tag.textContent = gettext('to move');
-      node.append(tag);
-    }
-    if (won) {
-      const tag = document.createElement('span');
-      tag.className = 'tag winner-tag';
-      tag.textContent = gettext('winner');
-      node.append(tag);
-    }
+    node.replaceChildren(...this.playerParts({ color, name, seat, rating, online, isYou, toMove, won }));
     let label = fmt(gettext('%(side)s: %(name)s'), { side: colorName(color), name: name || gettext('seat free') });
     if (rating) label += ` (${rating})`;
     if (isYou) label += ` ${gettext('(you)')}`;
     if (toMove) label += gettext(', to move');
     node.setAttribute('aria-label', label);
+  }
+
+  /** A player bar's contents: colour marker, name, rating, colour, presence dot and tags. */
+  playerParts({ color, name, seat, rating, online, isYou, toMove, won }) {
+    const marker = span(`color-marker ${color === BLACK ? 'black' : 'white'}`, '');
+    marker.setAttribute('aria-hidden', 'true');
+    const who = span('player-name', name || (this.ctrl.state ? gettext('Waiting for a player…') : '…'));
+    if (!name) who.classList.add('empty');
+    const parts = [marker, who];
+    if (rating) {
+      // A rated game: the rating the player had when it started, "?" while provisional.
+      const r = span('player-rating', `(${rating})`);
+      if (seat.provisional) r.title = gettext('Provisional rating: not enough rated games yet');
+      parts.push(r);
+    }
+    parts.push(span('player-color', colorName(color)));
+    if (name && online !== undefined) {
+      const presence = span(`presence ${online ? 'online' : 'away'}`, '');
+      presence.title = online ? gettext('On the page') : gettext('Not on the page');
+      presence.setAttribute('role', 'img'); // a dot with a name: a span may not carry aria-label
+      presence.setAttribute('aria-label', presence.title);
+      parts.push(presence);
+    }
+    if (isYou) parts.push(span('tag you', gettext('you')));
+    if (toMove) parts.push(span('tag to-move-tag', gettext('to move')));
+    if (won) parts.push(span('tag winner-tag', gettext('winner')));
+    return parts;
   }
 
   turnText() {
@@ -222,16 +212,7 @@ export class TableView {
     node.dataset.result = s.result || '';
     node.dataset.termination = s.termination || '';
     node.dataset.winner = s.winner === BLACK ? 'black' : s.winner === WHITE ? 'white' : 'none';
-    let headline;
-    let personal = '';
-    if (s.winner) {
-      const name = ctrl.seatName(s.winner);
-      headline = s.winner === BLACK ? gettext('Black wins') : gettext('White wins');
-      if (name) headline += ` (${name})`;
-      if (ctrl.you) personal = ctrl.you === s.winner ? gettext('You won!') : gettext('You lost.');
-      node.dataset.personal = ctrl.you ? (ctrl.you === s.winner ? 'won' : 'lost') : '';
-    } else if (s.status === 'aborted') headline = gettext('Game aborted');
-    else headline = gettext('Draw');
+    const { headline, personal } = this.resultHeadline(node, s);
     node.textContent = '';
     const h = document.createElement('strong');
     h.className = 'result-headline';
@@ -264,6 +245,23 @@ export class TableView {
       link.textContent = ctrl.you ? gettext('Go to the rematch') : gettext('Watch the rematch');
       node.append(link);
     }
+  }
+
+  /** The result banner's headline ("Black wins (alice)") and, for a player, "You won!" or "You lost."
+   *  (also marked on `node` for the styles). */
+  resultHeadline(node, s) {
+    const ctrl = this.ctrl;
+    let headline;
+    let personal = '';
+    if (s.winner) {
+      const name = ctrl.seatName(s.winner);
+      headline = s.winner === BLACK ? gettext('Black wins') : gettext('White wins');
+      if (name) headline += ` (${name})`;
+      if (ctrl.you) personal = ctrl.you === s.winner ? gettext('You won!') : gettext('You lost.');
+      node.dataset.personal = ctrl.you ? (ctrl.you === s.winner ? 'won' : 'lost') : '';
+    } else if (s.status === 'aborted') headline = gettext('Game aborted');
+    else headline = gettext('Draw');
+    return { headline, personal };
   }
 
   // A rated game's end: each player's name with the points the game gave or took ("+8", "−8").
@@ -321,7 +319,7 @@ export class TableView {
   renderNoProgress() {
     const node = this.els.noProgress;
     if (!node) return;
-    const left = this.ctrl.noProgressLeft;
+    const left = noProgressLeft(this.ctrl.state, this.ctrl.protocol.noProgressLimit);
     if (left === null) {
       node.hidden = true;
       return;
