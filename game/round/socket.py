@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from channels.consumer import get_handler_name
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
@@ -68,6 +69,9 @@ from game.sockets import CLOSE_FLOODING, RATE_LIMITED, Guard, SocketRateLimit, i
 
 log = logging.getLogger(__name__)
 
+#: Close code of a socket whose handler failed unexpectedly (RFC 6455: internal error); the page
+#: reconnects.
+CLOSE_INTERNAL_ERROR = 1011
 #: The error code of an action refused because the socket's session's log-in ended.
 SESSION_ENDED = "session_ended"
 #: How an encoded ``seats`` event begins (:func:`game.round.events.encode`, compact JSON, type first).
@@ -201,11 +205,26 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
-        await handler(message)
+        try:
+            await handler(message)
+        except StopConsumer:
+            raise
+        except Exception:
+            # A handler that fails past every refusal it knows (a Redis or a database failing in a
+            # way no one foresaw) still gives back what the socket holds, then ends the socket.
+            log.exception("game socket handler failed on %s", message.get("type"))
+            if not self.closed:
+                await self.disconnect(CLOSE_INTERNAL_ERROR)
+                with contextlib.suppress(Exception):
+                    await self.close(code=CLOSE_INTERNAL_ERROR)
+            raise StopConsumer() from None
 
     async def disconnect(self, code: int) -> None:
-        """The socket closed: everything it holds is given back, each step whatever the ones
-        before it raised (a Redis or a database that went away meanwhile)."""
+        """The socket closed: everything it holds is given back (its Round's membership, its
+        presence, its admission, its rate limits, its timers), once, whatever a Redis or a
+        database that went away meanwhile raises."""
+        if self.closed:
+            return      # given back already, when its handler failed
         logs.bind(close_code=code)
         log.debug("game socket closed")  # with its game, seat and close code (checkers_site/ops/logs.py)
         self.closed = True
@@ -400,7 +419,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             if self.role.seated:
                 in_background(check_seat(self))
             elif self.player_id:
-                in_background(reseat(self, self.watch, self.closed))
+                in_background(reseat(self, self.watch))
 
     def resync(self) -> None:
         """The hub may have missed events (:meth:`game.round.round.Member.resync`): send a

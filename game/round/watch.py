@@ -42,6 +42,8 @@ class Watched(Protocol):
     round: Round
     role: Role
     scope: Any
+    #: The socket has closed: tasks still running for it change nothing.
+    closed: bool
 
     async def close(self, code: int | None = None, reason: str | None = None) -> None:
         """Close the socket with ``code``."""
@@ -141,7 +143,7 @@ class Watch:
             await presence.leave(socket.game_id, socket.channel_name, socket.role.letter)
         socket.role = role
         logs.bind(seat=role.letter)
-        if not self.silent:
+        if not self.silent and not socket.closed:
             presence.keeper().keep(socket.game_id, socket.channel_name, role.letter)
             await presence.refresh(socket.game_id, socket.channel_name, role.letter)
             announce(socket.round)
@@ -156,14 +158,13 @@ async def check_seat(socket: Watched) -> None:
         await socket.close(code=CLOSE_SEAT_MOVED, reason="seat moved")
 
 
-async def reseat(socket: Watched, watch: Watch | None, closed: bool) -> None:
+async def reseat(socket: Watched, watch: Watch | None) -> None:
     """A seat was taken while ``socket`` watches: if it was taken by the socket's own viewer
     (another tab of the same browser joined), the socket becomes that seat's socket at once (its
     copy of every event, the players' chat, the legal moves, its presence as the player) and is
-    sent a snapshot for the seat.  ``watch``: the socket's presence (None before it entered);
-    ``closed``: the socket has closed meanwhile."""
+    sent a snapshot for the seat.  ``watch``: the socket's presence (None before it entered)."""
     seat = await in_db_thread(reads.seat_of)(socket.game_id, socket.player_id)
-    if seat is None or socket.role.seated or closed:
+    if seat is None or socket.role.seated or socket.closed:
         return
     if watch is not None:
         await watch.move_to(Role(seat.value))
