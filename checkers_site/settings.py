@@ -123,6 +123,8 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "checkers_site.headers.PermissionsPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # Each browser's own cookie, apart from the session (game/ratings/links.py).
+    "game.accounts.devices.DeviceMiddleware",
     # The page's language: the language picker's cookie, else the browser's Accept-Language.
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -33,8 +33,10 @@ from django.core.cache import cache
 from django.db import IntegrityError, transaction
 
 from game.errors import ActionError
+from game.http_limits import client_address
 from game.models import Account
 from game.names import display_name
+from game.ratings import links
 from game.round import handover
 from game.sessions import LOGIN_KEY, end_log_in
 
@@ -131,7 +133,9 @@ def sign_in(request: Any, user: Any) -> Account:
     move to it; then the session's ``player_id`` is the account's and its name the username."""
     session = request.session
     guest = session.get("player_id")
+    new = not Account.objects.filter(user=user).exists()
     account = account_of(user, guest)
+    links.note_sign_in(account, getattr(request, "device", None), client_address(request), new)
     if guest and guest != account.player_id:
         move_guest_seats(guest, account)
         remember_handover(guest, account.player_id)

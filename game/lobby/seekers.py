@@ -28,6 +28,7 @@ from game.lobby.protocol import SeekGame
 from game.models import Account
 from game.names import ACCOUNT_NAME_MESSAGE, NAME_MAX_CHARS, belongs_to_account, clean_name
 from game.ratings import games as ratings
+from game.ratings import playban
 from game.sockets import in_db_thread
 
 
@@ -71,12 +72,14 @@ def rated_seeker(session: Any, category: str) -> RatedSeeker:
     (``"blitz"``...): its player id, its username as the name, its rating (rounded points).
 
     Raises :class:`ActionError` ``rated_needs_account`` for a guest (or a log-in that no longer
-    holds): only accounts play rated games.
+    holds): only accounts play rated games; ``playban`` for an account that left too many rated
+    games unplayed lately (:mod:`game.ratings.playban`).
     """
     account = signed_in_account(session)
     if account is None:
         raise ActionError("rated_needs_account", _("Rated games are for signed-in players: sign in or "
                                                    "sign up, or choose a casual pool."))
+    playban.check(account.player_id)
     username = account.user.get_username()
     try:
         name = clean_name(username[:NAME_MAX_CHARS])

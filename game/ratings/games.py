@@ -12,9 +12,10 @@ its second seat is taken it keeps both players' ratings of its category, rounded
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -22,7 +23,7 @@ from game.clock import TimeControl
 from game.errors import ActionError
 from game.models import Account, Game, Rating, RatingChange
 from game.players import is_computer
-from game.ratings import glicko
+from game.ratings import glicko, links, playban
 from game.ratings.categories import category_of
 
 #: Glicko-2's system constant: lichess's 0.75 (docs/ratings.md, "Why tau 0.75").
@@ -57,7 +58,8 @@ def check_rated(control: TimeControl, *player_ids: str) -> str:
     rated; returns its category (:func:`game.ratings.categories.category_of`).
 
     Raises :class:`ActionError` ``unrated_control`` (an untimed control), ``sign_in_required``
-    (a player id that is no account's: a guest, or the computer).
+    (a player id that is no account's: a guest, or the computer), ``playban`` (a player who left
+    too many rated games unplayed lately: :mod:`game.ratings.playban`).
     """
     category = category_of(control)
     if category is None:
@@ -65,6 +67,7 @@ def check_rated(control: TimeControl, *player_ids: str) -> str:
     for player_id in player_ids:
         if is_computer(player_id) or not is_account(player_id):
             raise ActionError("sign_in_required", _("Rated games are for signed-in players: sign in or sign up first."))
+        playban.check(player_id)
     return category
 
 
@@ -118,7 +121,9 @@ def settle(game: Game, result: str) -> dict[str, int]:
 
     Before the game, a rating unused for a while has its deviation widened by the days since its
     last game (:data:`RATING_PERIODS_PER_DAY`, as lichess), so a player back after months moves
-    faster.  Must run inside the transaction that ends the game, which holds its row lock.  The two
+    faster.  The game counts as much as :func:`weight` says: not at all between linked accounts
+    (diffs 0, nothing written), less for the same two players' games past the first few of a
+    day.  Must run inside the transaction that ends the game, which holds its row lock.  The two
     Rating rows are created if missing and locked in the order of their player ids, so two games
     of one player ending at once are rated one after the other, the second from the first's
     result, and never deadlock.  Raises ValueError for another ``result`` or a game whose two
@@ -132,37 +137,82 @@ def settle(game: Game, result: str) -> dict[str, int]:
     category = category_of(game.time_control)
     if category is None:
         raise ValueError("an untimed game is never rated")
+    now = timezone.now()
+    counts = weight(game, now)
+    if not counts:
+        return {"black_rating_diff": 0, "white_rating_diff": 0}
     ids = sorted((black, white))
+    rows = _locked_rows(ids, category)
+    before = {pid: glicko.Glicko(rows[pid].rating, rows[pid].deviation, rows[pid].volatility) for pid in ids}
+    strength = {pid: _bounded(_after_absence(before[pid], rows[pid], now)) for pid in ids}
+    black_score, white_score = SCORES[result]
+    after = {black: _bounded(glicko.after_game(strength[black], strength[white], black_score, TAU)),
+             white: _bounded(glicko.after_game(strength[white], strength[black], white_score, TAU))}
+    after = {pid: _weighted(before[pid], new, counts) for pid, new in after.items()}
+    diffs = {}
+    for pid, score in ((black, black_score), (white, white_score)):
+        _count(rows[pid], after[pid], score)
+        diffs[pid] = _points(after[pid].rating) - _points(before[pid].rating)
+    RatingChange.objects.bulk_create([
+        RatingChange(game_id=game.pk, player_id=pid, category=category, before=before[pid].rating,
+                     after=after[pid].rating, deviation=after[pid].deviation) for pid in (black, white)])
+    return {"black_rating_diff": diffs[black], "white_rating_diff": diffs[white]}
+
+
+def _locked_rows(ids: list[str], category: str) -> dict[str, Rating]:
+    """Both players' Rating rows of ``category``, made if missing and locked in the order of
+    ``ids`` (sorted player ids)."""
     Rating.objects.bulk_create([Rating(player_id=pid, category=category) for pid in ids], ignore_conflicts=True)
     rows = {row.player_id: row for row in
             Rating.objects.select_for_update().filter(category=category, player_id__in=ids).order_by("player_id")}
     for pid in ids:
         if pid not in rows:   # deleted meanwhile (an account deleted while we waited): a new one, ours
             rows[pid] = Rating.objects.create(player_id=pid, category=category)
-    before = {pid: glicko.Glicko(rows[pid].rating, rows[pid].deviation, rows[pid].volatility) for pid in ids}
-    now = timezone.now()
-    strength = {pid: _bounded(_after_absence(before[pid], rows[pid], now)) for pid in ids}
-    black_score, white_score = SCORES[result]
-    after = {black: _bounded(glicko.after_game(strength[black], strength[white], black_score, TAU)),
-             white: _bounded(glicko.after_game(strength[white], strength[black], white_score, TAU))}
-    diffs = {}
-    for pid, score in ((black, black_score), (white, white_score)):
-        row, new = rows[pid], after[pid]
-        row.rating, row.deviation, row.volatility = new.rating, new.deviation, new.volatility
-        row.games += 1
-        if score == 1.0:
-            row.wins += 1
-        elif score == 0.0:
-            row.losses += 1
-        else:
-            row.draws += 1
-        row.save(update_fields=["rating", "deviation", "volatility", "games", "wins", "losses", "draws",
-                                "updated_at"])
-        diffs[pid] = _points(new.rating) - _points(before[pid].rating)
-    RatingChange.objects.bulk_create([
-        RatingChange(game_id=game.pk, player_id=pid, category=category, before=before[pid].rating,
-                     after=after[pid].rating, deviation=after[pid].deviation) for pid in (black, white)])
-    return {"black_rating_diff": diffs[black], "white_rating_diff": diffs[white]}
+    return rows
+
+
+def _count(row: Rating, new: glicko.Glicko, score: float) -> None:
+    """Store ``new`` on the locked ``row`` and count the game's ``score`` (1, 0 or 0.5)."""
+    row.rating, row.deviation, row.volatility = new.rating, new.deviation, new.volatility
+    row.games += 1
+    if score == 1.0:
+        row.wins += 1
+    elif score == 0.0:
+        row.losses += 1
+    else:
+        row.draws += 1
+    row.save(update_fields=["rating", "deviation", "volatility", "games", "wins", "losses", "draws", "updated_at"])
+
+
+#: Rated games of the same two players within :data:`REPEAT_WINDOW_S` that count in full; each
+#: one past them counts half as much as the one before.
+FULL_REPEATS = 3
+REPEAT_WINDOW_S = 86400
+
+
+def weight(game: Game, now: datetime | None = None) -> float:
+    """How much the end of the rated ``game`` counts (0 to 1): 0 between accounts that may be one
+    person's (:func:`game.ratings.links.link`); else 1 for the first :data:`FULL_REPEATS` rated
+    games of its two players against each other within :data:`REPEAT_WINDOW_S`, half as much for
+    each one after (``docs/ratings.md``, "Results that count")."""
+    now = now or timezone.now()
+    black, white = game.black_player, game.white_player
+    if links.link(black, white, now) is not None:
+        return 0.0
+    between = Game.objects.filter(Q(black_player=black, white_player=white) | Q(black_player=white, white_player=black))
+    earlier = (RatingChange.objects.filter(player_id=black, game__in=between,
+                                           at__gte=now - timedelta(seconds=REPEAT_WINDOW_S))
+               .exclude(game_id=game.pk).count())
+    return 1.0 if earlier < FULL_REPEATS else 0.5 ** (earlier - FULL_REPEATS + 1)
+
+
+def _weighted(before: glicko.Glicko, after: glicko.Glicko, counts: float) -> glicko.Glicko:
+    """``after`` moved only ``counts`` of the way from ``before`` (rating, deviation, volatility)."""
+    if counts >= 1.0:
+        return after
+    return glicko.Glicko(before.rating + counts * (after.rating - before.rating),
+                         before.deviation + counts * (after.deviation - before.deviation),
+                         before.volatility + counts * (after.volatility - before.volatility))
 
 
 def seat_ratings(game: Game) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -89,8 +89,12 @@ def seat_in_play(game: Game, player_id: str | None) -> Color:
 
 def store_update(game: Game, by: Color | None, change: Change) -> Progress:
     """Store ``change`` (with what a start or an end it makes brings: :func:`game.round.finisher.complete`)
-    on the locked ``game`` and return its ``update`` event, done by seat ``by``."""
-    store.bump(game, **finisher.complete(game, change.fields))
+    on the locked ``game`` and return its ``update`` event, done by seat ``by``.  A rated game
+    ended before its result was earned is aborted instead (:func:`game.round.finisher.unearned`)."""
+    decided = change.fields
+    if finisher.unearned(game, decided):
+        change = Change("aborted", finisher.aborted_instead(decided))
+    store.bump(game, **finisher.complete(game, change.fields, by, decided))
     return Progress(game, [events.update_event(game, store.current_record(game), change.what, by)])
 
 

@@ -73,7 +73,9 @@ def test_two_accounts_play_a_rated_game_and_both_see_the_rating_changes(server, 
         expect(page.locator("#player-top .player-rating")).to_have_text("(1500?)")
         expect(page.locator("#time-control")).to_have_text("5+0 · Rated")
 
-    for ply, (page, move) in enumerate(((alice, "11-15"), (bob, "23-19")), start=1):
+    # Two moves a side: from there a rated game's result counts (docs/ratings.md).
+    for ply, (page, move) in enumerate(((alice, "11-15"), (bob, "23-19"), (alice, "8-11"), (bob, "22-18")),
+                                       start=1):
         expect(page.locator("#board.interactive")).to_be_attached()
         for square in move.split("-"):
             page.click(f"#sq-{square}")

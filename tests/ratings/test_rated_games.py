@@ -21,12 +21,16 @@ from tests.ratings.helpers import account, guest
 pytestmark = pytest.mark.django_db
 
 
+#: Two moves a side: a rated game's result counts from there (game/round/finisher.py, ``earned``).
+OPENING = ["11-15", "23-19", "8-11", "22-18"]
+
+
 def rated_game(black: str, white: str, control: str = "5+3") -> Game:
-    """A rated game created by ``black`` and joined by ``white``, both having moved once."""
+    """A rated game created by ``black`` and joined by ``white``, both having moved twice."""
     game = actions.create_game(black, "black", "B", time_control=control, rated=True)
     actions.join_game(game.id, white, "white")
-    actions.play_move(game.id, black, "11-15", reads.version(game.id))
-    actions.play_move(game.id, white, "23-19", reads.version(game.id))
+    for ply, text in enumerate(OPENING):
+        actions.play_move(game.id, (black, white)[ply % 2], text, reads.version(game.id))
     return Game.objects.get(pk=game.id)
 
 
@@ -171,8 +175,8 @@ def test_matchmaking_and_rematches_start_rated_games_with_the_ratings():
     alice, bob = account("alice"), account("bob")
     game = actions.start_game((alice, "alice"), (bob, "bob"), "3+2", rated=True)
     assert game.rated and (game.black_rating, game.white_rating) == (1500, 1500)
-    actions.play_move(game.id, alice, "11-15", game.version)
-    actions.play_move(game.id, bob, "23-19", reads.version(game.id))
+    for ply, text in enumerate(OPENING):
+        actions.play_move(game.id, (alice, bob)[ply % 2], text, reads.version(game.id))
     actions.resign(game.id, alice)
     from game.round import rematcher
 

@@ -13,6 +13,7 @@ from django.db import connection, connections, transaction
 from game.models import Game, Rating, RatingChange
 from game.round import actions, reads
 from tests.ratings.helpers import account
+from tests.ratings.test_rated_games import OPENING
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -20,8 +21,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def started(black: str, white: str) -> Game:
     game = actions.create_game(black, "black", "B", time_control="3+2", rated=True)
     actions.join_game(game.id, white, "white")
-    actions.play_move(game.id, black, "11-15", reads.version(game.id))
-    actions.play_move(game.id, white, "23-19", reads.version(game.id))
+    for ply, text in enumerate(OPENING):      # two moves a side: the result counts
+        actions.play_move(game.id, (black, white)[ply % 2], text, reads.version(game.id))
     return game
 
 
