@@ -73,8 +73,14 @@ def log_in_holds(session: Any) -> bool:
     the cache; a cache that fails counts as no log-out recorded."""
     if not signed_in(session):
         return True
-    user = get_user(SimpleNamespace(session=_SessionCopy(session.items())))  # type: ignore[arg-type]
-    return user.is_authenticated and log_in_ended_not_recorded(session)
+    return user_of(session).is_authenticated and log_in_ended_not_recorded(session)
+
+
+def user_of(session: Any) -> Any:
+    """The user ``session`` (a session store, or a socket's dict-like ``scope["session"]``) is signed
+    in to, as Django checks a page's (its user exists and is active, its password unchanged since),
+    else an anonymous user; the session itself is never changed.  Reads the database."""
+    return get_user(SimpleNamespace(session=_SessionCopy(session.items())))  # type: ignore[arg-type]
 
 
 def log_in_ended_not_recorded(session: Any) -> bool:

@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any
 
-from django.contrib.auth import get_user
 from django.utils.translation import gettext_lazy as _
 
 from game import sessions
@@ -43,17 +41,6 @@ class RatedSeeker:
     rating: int
 
 
-class _SessionCopy(dict):
-    """A copy of a socket's session for ``get_user``: a session that fails its checks is
-    "flushed" here only (the socket's own session is the page's, not the socket's to change)."""
-
-    def flush(self) -> None:
-        self.clear()
-
-    def cycle_key(self) -> None:
-        pass
-
-
 def signed_in_account(session: Any) -> Account | None:
     """The :class:`Account` signed in on ``session`` (a session store, or None), or None for a
     guest, a session whose log-in no longer holds (password changed, user gone or inactive, logged
@@ -61,7 +48,7 @@ def signed_in_account(session: Any) -> Account | None:
     user without an account row.  Reads the database; raises nothing else."""
     if session is None:
         return None
-    user = get_user(SimpleNamespace(session=_SessionCopy(session.items())))  # type: ignore[arg-type]
+    user = sessions.user_of(session)
     if not user.is_authenticated or not sessions.log_in_ended_not_recorded(session):
         return None
     return Account.objects.filter(user_id=user.pk).select_related("user").first()
