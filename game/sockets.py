@@ -15,10 +15,11 @@ import asyncio
 import contextlib
 import functools
 import json
+import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, NamedTuple, ParamSpec, TypeVar
 
@@ -33,6 +34,8 @@ from game.i18n import lazy_text
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrPromise
+
+log = logging.getLogger(__name__)
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -248,6 +251,22 @@ class Guard:
             self.kicked = True
             return Verdict(False, kick=True)
         return Verdict(False, notify=self.notices.hit(now))
+
+    async def admit(self, close: Callable[[int, str], Awaitable[None]], notify: Callable[[], Awaitable[None]],
+                    now: float | None = None) -> bool:
+        """:meth:`check` one message at ``now`` and do what the verdict says: ``close(code, reason)``
+        the socket on a kick (no page sends like this), ``notify()`` its client that it is over
+        the limit (a failure to, on a socket closing meanwhile, is logged).  Returns whether to
+        handle the message."""
+        allowed, notice, kick = self.check(now)
+        if kick:
+            await close(CLOSE_FLOODING, self.kick_reason)
+        elif notice:
+            try:
+                await notify()
+            except Exception as exc:  # noqa: BLE001 - the flooding client went away meanwhile
+                log.debug("could not send rate_limited to a closing socket: %s", exc)
+        return allowed
 
 
 #: Largest text frame a socket accepts from a client, in bytes (UTF-8).

@@ -47,7 +47,7 @@ from game.lobby.pools import MatchmakingUnavailable
 from game.lobby.protocol import CancelSeek, Ping, SeekGame, parse_lobby_message
 from game.lobby.settling import request_count_push, request_settle
 from game.round import admission
-from game.sockets import CLOSE_FLOODING, RATE_LIMITED, Guard, ProtocolError, decode_frame, in_db_thread
+from game.sockets import RATE_LIMITED, Guard, ProtocolError, decode_frame, in_db_thread
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrPromise
@@ -212,16 +212,8 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
         """Count one message of this socket; False when over :data:`RATE_LIMIT` (told at most once a
         second).  A socket that keeps sending over it is closed with :data:`game.sockets.CLOSE_FLOODING`
         (:class:`game.sockets.Guard`)."""
-        allowed, notify, kick = self.guard.check()
-        if kick:
-            # No page sends like this: close it instead of reading on.
-            await self.close(code=CLOSE_FLOODING, reason=self.guard.kick_reason)
-        elif notify:
-            try:
-                await self.send_json(RATE_LIMITED)
-            except Exception as exc:  # noqa: BLE001 - the flooding client went away meanwhile
-                log.debug("lobby: could not send rate_limited to a closing socket: %s", exc)
-        return allowed
+        return await self.guard.admit(lambda code, reason: self.close(code=code, reason=reason),
+                                      lambda: self.send_json(RATE_LIMITED))
 
     async def handle(self, message):
         """Carry out one parsed client message.  Raises ActionError or MatchmakingUnavailable."""

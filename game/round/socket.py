@@ -65,7 +65,7 @@ from game.round.protocol import (
 from game.round.role import Role
 from game.round.round import Round
 from game.round.watch import Watch, check_seat, reseat
-from game.sockets import CLOSE_FLOODING, RATE_LIMITED, Guard, SocketRateLimit, in_background, in_db_thread
+from game.sockets import RATE_LIMITED, Guard, SocketRateLimit, in_background, in_db_thread
 
 log = logging.getLogger(__name__)
 
@@ -300,15 +300,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         with ``CLOSE_FLOODING`` (4429: the page gives up) instead of read on."""
         if self.guard is None:
             self.guard = Guard(settings.GAME_SOCKET_RATE_LIMIT, self.session_limit, self.address_limit)
-        allowed, notify, kick = self.guard.check(now)
-        if kick:
-            await self.close(code=CLOSE_FLOODING, reason=self.guard.kick_reason)
-        elif notify:
-            try:
-                await self.send_message(RATE_LIMITED)
-            except Exception as exc:  # noqa: BLE001 - the flooding client went away meanwhile
-                log.debug("could not send rate_limited to a closing socket: %s", exc)
-        return allowed
+        return await self.guard.admit(lambda code, reason: self.close(code=code, reason=reason),
+                                      lambda: self.send_message(RATE_LIMITED), now)
 
     async def handle(self, message: ClientMessage, arrived: datetime | None = None) -> None:
         """Carry out one parsed client message that arrived at ``arrived`` (default: now), through
