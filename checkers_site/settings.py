@@ -159,7 +159,7 @@ TEMPLATES = [
 ]
 
 #: ms a statement waits for a row lock (PostgreSQL's lock_timeout), and how long the game sockets
-#: keep trying an action whose game row another transaction holds (game/round/turns.py).
+#: keep trying an action whose game row another transaction holds (game/round/round.py, Round.run).
 DATABASE_LOCK_TIMEOUT_MS = env.int("DATABASE_LOCK_TIMEOUT_MS", default=5000)
 
 DATABASES = {
@@ -196,7 +196,7 @@ REDIS_URL = env("REDIS_URL", default=f"redis://127.0.0.1:{env.int('EMBEDDED_REDI
 REDIS_CLUSTER_URL: str = env("REDIS_CLUSTER_URL", default="")
 
 # The lobby's sockets talk through the channel layer; the game sockets' events go through
-# game/round/fanout.py (one Redis PUBLISH per event) and presence through game/round/presence.py,
+# game/round/fanout/ (one Redis PUBLISH per event) and presence through game/round/presence.py,
 # on the same Redis and under the same key prefix.
 REDIS_PREFIX: str = env("CHANNELS_PREFIX", default="asgi")
 CHANNEL_LAYERS = {

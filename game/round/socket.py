@@ -2,7 +2,7 @@
 
 One socket per open game page at ``/ws/game/<id>/``.  On connect it sends a
 ``snapshot``; then every committed event of the game, through the process's
-:class:`game.round.fanout.Hub` (not the channel layer: these sockets have no channel).
+:class:`game.round.fanout.hubs.Hub` (not the channel layer: these sockets have no channel).
 Each client frame is parsed at the edge (:mod:`game.round.protocol`), handed
 to its handler (:mod:`game.round.handlers`: one action off the event loop), and
 any refusal is answered with an ``error`` to this socket only.

@@ -123,7 +123,7 @@ class RowBusy(Exception):
     """Another transaction holds the game's row: nothing was done, and the action may be tried
     again.  Raised at once instead of waiting, inside :func:`without_waiting`, so that a database
     thread never sits idle behind one game's lock while other games wait for a thread
-    (:func:`game.round.turns.run`)."""
+    (:meth:`game.round.round.Round.run`)."""
 
 
 _not_waiting = threading.local()
