@@ -15,19 +15,24 @@ what follows from that, before they are stored:
   :func:`earned`), and whoever left a rated game unplayed is noted for the playban
   (:mod:`game.ratings.playban`).
 
-The storage (:mod:`game.round.store`) only writes what it is given.
+Once an end has committed, :data:`game.round.signals.game_ended` tells the rooms above (a
+tournament's standings, a review).  The storage (:mod:`game.round.store`) only writes what it is
+given.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
+from django.db import transaction
 from django.utils import timezone
 
 from game import rules
 from game.models import Game
 from game.ratings import games as ratings
 from game.ratings import playban
+from game.round import signals
 from game.rules import Color, ballots
 
 ENDED = (Game.Status.FINISHED, Game.Status.ABORTED)
@@ -68,6 +73,7 @@ def complete(game: Game, changes: dict[str, Any], by: Color | None = None,
     if status in ENDED and not game.is_over:
         now = changes.setdefault("updated_at", timezone.now())
         changes.setdefault("finished_at", now)
+        transaction.on_commit(functools.partial(signals.game_ended.send, sender=Game, game=game))
         if game.rated:
             _note_departure(game, changes, decided or changes, by, now)
         if game.rated and status == Game.Status.FINISHED:

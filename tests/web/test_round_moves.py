@@ -202,3 +202,29 @@ async def test_a_move_whose_row_is_held_elsewhere_waits_its_turn_and_is_stored_o
         assert asyncio.get_running_loop().time() - started >= 0.1
     game, moves = await sync_to_async(stored)(game_id)
     assert (game.ply, len(moves), second.game.ply) == (2, 2, 2)
+
+
+def test_a_games_end_is_told_once_it_has_committed_and_not_before():
+    from django.db import transaction
+
+    from game.round import signals
+
+    heard: list[tuple[str, str]] = []
+
+    def receiver(sender, game, **kwargs):
+        heard.append((game.id, game.status))
+
+    signals.game_ended.connect(receiver)
+    try:
+        game_id = king_game()
+        with transaction.atomic():
+            actions.resign(game_id, ALICE)
+            assert heard == []                 # not before the end has committed
+        assert heard == [(game_id, Game.Status.FINISHED)]
+        with pytest.raises(RuntimeError), transaction.atomic():
+            other = king_game()
+            actions.resign(other, BOB)
+            raise RuntimeError("rolled back")
+        assert heard == [(game_id, Game.Status.FINISHED)]
+    finally:
+        signals.game_ended.disconnect(receiver)
