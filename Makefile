@@ -31,8 +31,12 @@ migrate: install
 	mkdir -p var
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-1} $(PY) manage.py migrate --noinput
 
+# The site and, beside it, one worker of its task queues (with the scheduler), stopped with it.
 run: install redis migrate
-	DJANGO_DEBUG=$${DJANGO_DEBUG:-1} $(PY) -m checkers_site.serve -b $(HOST) -p $(PORT) checkers_site.asgi:application
+	@export DJANGO_DEBUG=$${DJANGO_DEBUG:-1}; \
+	$(PY) manage.py rqworker default reviews tournaments --with-scheduler --quiet & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
+	$(PY) -m checkers_site.serve -b $(HOST) -p $(PORT) checkers_site.asgi:application
 
 # Chromium and nginx for the browser and system tests: installed with apt-get when missing and
 # allowed (root, or sudo without a password), else the one command to run is printed and make stops.

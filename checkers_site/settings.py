@@ -108,6 +108,8 @@ INSTALLED_APPS = [
     # Accounts (game/accounts, docs/accounts.md): sign-up, log-in, password reset.
     "allauth",
     "allauth.account",
+    # Work off the request and socket paths (docs/architecture.md, "Work off the request path").
+    "django_rq",
 ]
 
 MIDDLEWARE = [
@@ -194,6 +196,13 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = env("REDIS_URL", default=f"redis://127.0.0.1:{env.int('EMBEDDED_REDIS_PORT', default=6380)}/0")
 #: A Redis Cluster (checkers_site/redis_cluster.py) for everything but the lobby's channel layer; empty: none.
 REDIS_CLUSTER_URL: str = env("REDIS_CLUSTER_URL", default="")
+
+# The task queues (RQ, on the Redis of REDIS_URL; docs/architecture.md, "Work off the request path"):
+# each queue's jobs run in the worker processes (`manage.py rqworker default reviews tournaments
+# --with-scheduler`: make run starts one, deploy/systemd/checkers-worker@.service in production).
+RQ_QUEUES = {name: {"URL": env("RQ_REDIS_URL", default=REDIS_URL), "DEFAULT_TIMEOUT": timeout}
+             for name, timeout in (("default", 300), ("reviews", 900), ("tournaments", 120))}
+RQ_SHOW_ADMIN_LINK = True
 
 # The lobby's sockets talk through the channel layer; the game sockets' events go through
 # game/round/fanout/ (one Redis PUBLISH per event) and presence through game/round/presence.py,
