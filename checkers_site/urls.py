@@ -1,4 +1,4 @@
-"""URL configuration: the game app's pages, the admin, the accounts' pages (``accounts/``), and the
+"""URL configuration: the game app's pages, the admin (and its task queues' pages), the accounts' pages (``accounts/``), and the
 languages: the language picker's ``set_language`` (``i18n/setlang/``) and the scripts' translations
 (``jsi18n/``, Django's JavaScript catalog, loaded by every page as an external script)."""
 
@@ -7,6 +7,8 @@ from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
 
 urlpatterns = [
+    # The task queues' pages (django-rq's; staff only), within the admin's addresses.
+    path("admin/rq/", include("django_rq.urls")),
     path("admin/", admin.site.urls),
     path("accounts/", include("game.accounts.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
