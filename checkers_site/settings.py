@@ -57,8 +57,12 @@ Environment variables:
                             ``docs/correspondence.md``).
 ``CACHE_PREFIX``            key prefix of the site's cache in Redis (default ``<CHANNELS_PREFIX>:cache``); the
                             cache holds the log-in and sign-up rate limits, shared by every server process.
-``ACCOUNT_LOGIN_FAILURES``  wrong passwords for one username before its log-in is refused for
-                            ``ACCOUNT_LOGIN_FAILURES_SECONDS`` (default 5 in 300 s); 10 a minute per address.
+``ACCOUNT_LOGIN_FAILURES``  wrong passwords for one username from one address before that address's log-in
+                            to it is refused for ``ACCOUNT_LOGIN_FAILURES_SECONDS`` (default 5 in 300 s);
+                            10 a minute and 60 an hour per address.
+``ACCOUNT_SIGNUP_RATE``     sign-ups per client address, allauth's notation (default ``20/m/ip,50/d/ip``).
+``ADMIN_ALLOWED_ADDRESSES`` addresses or networks (``203.0.113.7,10.1.0.0/16``) that may reach ``/admin/``;
+                            empty (default): any, through the site's log-in and its limits.
 ``ALLAUTH_TRUSTED_PROXY_COUNT`` proxies in front of Daphne that add to ``X-Forwarded-For`` (default 0: the
                             address Daphne reports, which ``--proxy-headers`` takes from nginx).
 """
@@ -116,6 +120,8 @@ MIDDLEWARE = [
     # Next: a client this process refused a new game or a search is refused again at once, before any
     # session, CSRF, database or Redis work (game/http_limits.py).
     "game.http_limits.early_refusals",
+    # /admin/ only from ADMIN_ALLOWED_ADDRESSES when set (a 404 elsewhere).
+    "checkers_site.admin_access.admin_addresses",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Below WhiteNoise, which answers static files itself (precompressed .br and .gz).
@@ -324,13 +330,21 @@ ACCOUNT_LOGIN_ON_PASSWORD_RESET = False
 ACCOUNT_SESSION_REMEMBER = True
 ACCOUNT_DEFAULT_HTTP_PROTOCOL = "https" if env.bool("DJANGO_SECURE", default=False) else "http"
 ACCOUNT_RATE_LIMITS = {
-    # Wrong passwords: per client address, and per username (the "key").
-    "login_failed": f"10/m/ip,{env.int('ACCOUNT_LOGIN_FAILURES', default=5)}/"
+    # Wrong passwords: per client address, and per username from that address (the "key":
+    # game/accounts/adapter.py), never per username alone, which anyone could keep locked.
+    "login_failed": f"10/m/ip,60/h/ip,{env.int('ACCOUNT_LOGIN_FAILURES', default=5)}/"
                     f"{env.int('ACCOUNT_LOGIN_FAILURES_SECONDS', default=300)}s/key",
+    "signup": env("ACCOUNT_SIGNUP_RATE", default="20/m/ip,50/d/ip"),
 }
+# Sign-up tells nothing of the addresses already used: allauth's "strict" enumeration prevention
+# (email verification is optional here, so a taken address signs up as any other, unconfirmed, and
+# only one account can ever confirm it). The password reset already says nothing.
+ACCOUNT_PREVENT_ENUMERATION = "strict"
 # The client address allauth's limits count: Daphne's (nginx's X-Forwarded-For with --proxy-headers),
 # unless proxies that allauth should skip are counted here.
 ALLAUTH_TRUSTED_PROXY_COUNT = env.int("ALLAUTH_TRUSTED_PROXY_COUNT", default=0)
+#: Who may reach the admin (checkers_site/admin_access.py); its log-in is the site's (checkers_site/urls.py).
+ADMIN_ALLOWED_ADDRESSES = env.list("ADMIN_ALLOWED_ADDRESSES", default=[])
 LOGIN_REDIRECT_URL = "/"
 LOGIN_URL = "account_login"
 ACCOUNT_LOGOUT_REDIRECT_URL = "/"

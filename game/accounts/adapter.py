@@ -1,12 +1,15 @@
 """The site's allauth adapter: usernames checked by :mod:`game.accounts.usernames` and unique
-whatever their case, and mail that cannot go out logged instead of failing the page."""
+whatever their case, wrong passwords counted per username *and* client address, and mail that
+cannot go out logged instead of failing the page."""
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import smtplib
 from typing import Any
 
+from allauth import app_settings as allauth_settings
 from allauth.account.adapter import DefaultAccountAdapter
 from allauth.core.exceptions import ImmediateHttpResponse
 from django.contrib import messages
@@ -29,6 +32,27 @@ class AccountAdapter(DefaultAccountAdapter):
         username = username.strip()
         check(username)
         return super().clean_username(username, shallow=shallow)
+
+    def _get_login_attempts_cache_key(self, request: Any, **credentials: Any) -> str:
+        """The ``key`` of allauth's ``login_failed`` rate (``ACCOUNT_RATE_LIMITS``): the username
+        (allauth's own key, lower case) and the client address (an IPv6 address by its /64, as
+        allauth counts its per-address rates), so that wrong passwords typed from one address
+        lock that username out for that address only, never for its owner elsewhere."""
+        return f"{super()._get_login_attempts_cache_key(request, **credentials)}@{self.client_network(request)}"
+
+    def client_network(self, request: Any) -> str:
+        """The client address allauth counts (:meth:`get_client_ip`: Daphne's, from nginx's
+        ``X-Forwarded-For``); an IPv6 address as its network of ``ALLAUTH_RATE_LIMIT_IPV6_PREFIX``
+        bits (64), which one client usually holds whole.  Raises ``PermissionDenied`` without one."""
+        address = self.get_client_ip(request)
+        try:
+            parsed = ipaddress.ip_address(address)
+        except ValueError:
+            return address
+        if parsed.version == 6:
+            prefix = allauth_settings.RATE_LIMIT_IPV6_PREFIX
+            return str(ipaddress.IPv6Network(f"{parsed}/{prefix}", strict=False).network_address)
+        return address
 
     def save_user(self, request: Any, user: Any, form: Any, commit: bool = True) -> Any:
         """Store a new user, its username unique whatever its case even when two sign-ups race:
