@@ -7,7 +7,10 @@ in to the account: the account's seats follow it from device to device.
 
 - **Sign-up**: the new account takes the browser's guest player id, so the guest keeps every seat
   it holds at once.
-- **Log-in** to an existing account: the guest's seats in that browser's games move to the account
+- **Log-in** to an existing account: the guest id ends (:func:`end_guest`: a copy of the guest's
+  cookie holds none of the seats, cannot seek, and gets a new guest id at its next page, so it
+  cannot create or join a game as the old id either), the
+  guest's seats in that browser's games move to the account, once, now
   (:func:`game.round.handover.hand_over`, one ``seats`` event per game), then the session's player
   id becomes the account's.  Django's ``login()`` rotates the session key and keeps its data.
 - **Log-out**: the session is emptied (Django's ``logout()``); the next page gives it a new guest id.
@@ -108,44 +111,49 @@ def move_guest_seats(guest: str, account: Account) -> list[str]:
     return moved
 
 
-#: Seconds a guest id that logged in to an account is remembered as that account's (a seek the guest
-#: made before, still in a pool, is paired as the account: :func:`current_player`).
-HANDOVER_TTL_S = 3600
+def _guest_ended_key(guest: str) -> str:
+    return f"guest-ended:{guest}"
 
 
-def _handover_key(guest: str) -> str:
-    return f"handed-over:{guest}"
-
-
-def remember_handover(guest: str, account_player: str) -> None:
-    """Remember (in the cache, shared by every process) that the guest id ``guest`` is now the
-    account's player id ``account_player``; a cache that fails is logged, nothing more."""
+def end_guest(guest: str) -> None:
+    """Record that the guest id ``guest`` (32 hex digits) logged in to an account and is no one
+    any more: in the cache shared by every server process, for as long as a copy of its cookie
+    could live (``SESSION_COOKIE_AGE``).  From then on a session still holding it gets a new guest
+    id at its next page (:class:`AccountSessionMiddleware`) and cannot seek
+    (:func:`log_in_holds`).  A cache that fails is logged, nothing more: the guest's seats have
+    moved to the account all the same, so the old id holds none of them."""
     try:
-        cache.set(_handover_key(guest), account_player, HANDOVER_TTL_S)
-    except Exception as exc:  # noqa: BLE001 - only a seek made before the log-in depends on it
-        log.warning("could not remember the log-in of guest %s: %s", guest, exc)
+        cache.set(_guest_ended_key(guest), 1, settings.SESSION_COOKIE_AGE)
+    except Exception as exc:  # noqa: BLE001 - the log-in itself must go on
+        log.warning("could not record the end of guest %s: %s", guest, exc)
 
 
-def current_player(player: str) -> str:
-    """The player id ``player`` plays as now: the account's, when that guest id logged in to one in
-    the last :data:`HANDOVER_TTL_S` seconds, else ``player`` itself."""
+def ended_guests(player_ids: list[str]) -> set[str]:
+    """Those of ``player_ids`` that are guest ids ended by a log-in (:func:`end_guest`), in one
+    cache read.  A cache that fails counts as none ended."""
+    ids = [pid for pid in player_ids if pid]
+    if not ids:
+        return set()
     try:
-        found = cache.get(_handover_key(player))
-    except Exception:  # noqa: BLE001 - as if nothing were remembered
-        return player
-    return found if isinstance(found, str) and found else player
+        found = cache.get_many([_guest_ended_key(pid) for pid in ids])
+    except Exception as exc:  # noqa: BLE001 - fail open, as every limit of the site
+        log.warning("could not read whether guests ended: %s", exc)
+        return set()
+    return {pid for pid in ids if _guest_ended_key(pid) in found}
 
 
 def sign_in(request: Any, user: Any) -> Account:
     """Make ``request``'s session play as ``user``'s account (see the module docstring): the
-    account is made if it has none (taking the session's guest id), or else the guest's seats
-    move to it; then the session's ``player_id`` is the account's and its name the username."""
+    account is made if it has none (taking the session's guest id), or else the guest id is ended
+    (:func:`end_guest`) and its seats move to the account, once, now; then the session's
+    ``player_id`` is the account's and its name the username.  Nothing maps the old guest id to
+    the account afterwards."""
     session = request.session
     guest = session.get("player_id")
     account = account_of(user, guest)
     if guest and guest != account.player_id:
+        end_guest(guest)   # first: a copy of the guest's cookie takes no seat from here on
         move_guest_seats(guest, account)
-        remember_handover(guest, account.player_id)
     session["player_id"] = account.player_id
     session[ACCOUNT_KEY] = user.get_username()
     session["name"] = user.get_username()
@@ -194,14 +202,16 @@ def signed_in(session: Any) -> bool:
 
 
 def log_in_holds(session: Any) -> bool:
-    """Whether the log-in of ``session`` still holds, as Django checks a page's: its user exists
-    and is active, its password is the one the session was signed in with (Django's session auth
-    hash: a password changed since ends every other session; ``update_session_auth_hash`` keeps the
-    browser that changed it signed in), and the session was not logged out since
-    (:func:`end_log_in`).  True for a guest's session (nothing to end).  Reads the database and
-    the cache; a cache that fails counts as no log-out recorded."""
+    """Whether the identity of ``session`` still holds.  Signed in, whether its log-in does, as
+    Django checks a page's: its user exists and is active, its password is the one the session was
+    signed in with (Django's session auth hash: a password changed since ends every other session;
+    ``update_session_auth_hash`` keeps the browser that changed it signed in), and the session was
+    not logged out since (:func:`end_log_in`).  A guest's session holds unless its guest id logged
+    in to an account since (:func:`end_guest`: a copy of the cookie from before the log-in).
+    Reads the database and the cache; a cache that fails counts as nothing ended."""
     if not signed_in(session):
-        return True
+        guest = session.get("player_id") if session is not None else None
+        return not (isinstance(guest, str) and ended_guests([guest]))
     user = get_user(SimpleNamespace(session=_SessionCopy(session.items())))  # type: ignore[arg-type]
     return user.is_authenticated and log_in_ended_not_recorded(session)
 
@@ -244,10 +254,12 @@ def connect_signals() -> None:
 class AccountSessionMiddleware:
     """Keeps a session's player id its account's (after Django's ``AuthenticationMiddleware``).
 
-    A guest's session costs nothing here.  A signed-in session without its account's name (logged
-    in some other way, e.g. the admin) is signed in as at log-in (:func:`sign_in`); a session that
-    says it is signed in but whose user is gone (the account was deleted from another browser)
-    loses its account and gets a new guest id.
+    A guest's session whose guest id logged in to an account since (a copy of the cookie from
+    before the log-in: :func:`end_guest`) is emptied and gets a new guest id: one cache read per
+    page of a guest.  A signed-in session without its account's name (logged in some other way,
+    e.g. the admin) is signed in as at log-in (:func:`sign_in`); a session that says it is signed
+    in but whose user is gone (the account was deleted from another browser) loses its account and
+    gets a new guest id.
     """
 
     def __init__(self, get_response: Any):
@@ -263,4 +275,7 @@ class AccountSessionMiddleware:
             else:
                 session.flush()
                 session["player_id"] = new_player_id()
+        elif not log_in_holds(session):
+            session.flush()
+            session["player_id"] = new_player_id()
         return self.get_response(request)

@@ -45,13 +45,13 @@ from django.utils.translation import gettext_lazy as _
 
 from checkers_site.ops import logs, metrics
 from game.accounts import identity
-from game.accounts.identity import account_name, current_player, seat_name
+from game.accounts.identity import account_name, seat_name
 from game.i18n import language_of_scope, resolved
 from game.lobby import pools, seekers
 from game.lobby.pairing import POOLS, RANGE_MAX, RANGE_START, RANGE_STEP, RANGE_STEP_S, Pairing, Seek
 from game.lobby.pools import MatchmakingUnavailable
 from game.lobby.protocol import CancelSeek, Ping, SeekGame, parse_lobby_message
-from game.names import ACCOUNT_NAME_MESSAGE, NAME_MAX_CHARS, belongs_to_account
+from game.names import ACCOUNT_NAME_MESSAGE, belongs_to_account
 from game.round import actions, admission
 from game.round.errors import ActionError
 from game.sockets import RATE_LIMITED, ProtocolError, RateLimited, decode_frame, in_background, in_db_thread
@@ -157,23 +157,6 @@ async def _tell(channel: str, message: dict) -> None:
         log.exception("lobby: could not send %s to %s", message.get("type"), channel)
 
 
-def _as_players_now(pairing: Pairing) -> Pairing:
-    """``pairing`` with each seek's player as it plays now: a guest who logged in to an account since
-    seeking (in another tab) is paired as the account, under its username, so the seat is theirs
-    when their page, signed in by then, opens the game (:func:`game.accounts.identity.current_player`)."""
-    from game.models import Account
-
-    seeks = []
-    for seek in pairing:
-        now = current_player(seek.player)
-        if now != seek.player:
-            account = Account.objects.select_related("user").filter(player_id=now).first()
-            if account is not None:
-                seek = dataclasses.replace(seek, player=now, name=account.user.get_username()[:NAME_MAX_CHARS])
-        seeks.append(seek)
-    return dataclasses.replace(pairing, black=seeks[0], white=seeks[1])
-
-
 def _seeks_without_account(pairing: Pairing) -> list[Seek]:
     """The seeks of ``pairing`` whose player id is no account's (any more)."""
     from game.models import Account
@@ -192,10 +175,12 @@ async def start_paired_game(pairing: Pairing):
     get ``lobby.failed``; they were already taken out of the pool).
     """
     pool = POOLS[pairing.black.pool]
-    pairing = await in_db_thread(_as_players_now)(pairing)
-    if pairing.black.player == pairing.white.player:  # one player's two seeks, from before a log-in
+    # A seek of a guest id that has logged in to an account since is no one's: it fails, the other requeues.
+    ended = await in_db_thread(identity.ended_guests)([seek.player for seek in pairing])
+    if ended or pairing.black.player == pairing.white.player:
         for seek in pairing:
-            await _tell(seek.channel, {"type": "lobby.failed", "seek": seek.id})
+            failed = seek.player in ended or not ended
+            await _tell(seek.channel, {"type": "lobby.failed" if failed else "lobby.requeue", "seek": seek.id})
         return None
     try:
         game = await in_db_thread(actions.start_game)(
@@ -434,11 +419,11 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
         is the account's, under its username, with its rating in the pool's category (a log-in
         that no longer holds is a guest's there: ``rated_needs_account``).  A casual seek from a
         socket of a signed-in session whose log-in ended since (logged out, password changed,
-        account deleted: :func:`game.accounts.identity.log_in_holds`) is told ``session_ended``
-        and the socket closed (:data:`CLOSE_SESSION_ENDED`): it seeks no more as the account."""
+        account deleted), or of a guest id that has logged in to an account since
+        (:func:`game.accounts.identity.log_in_holds`), is told ``session_ended`` and the socket
+        closed (:data:`CLOSE_SESSION_ENDED`): it seeks no more as that identity."""
         session = self.scope.get("session")
-        if (not POOLS[message.pool].rated and identity.signed_in(session)
-                and not await in_db_thread(identity.log_in_holds)(session)):
+        if not POOLS[message.pool].rated and not await in_db_thread(identity.log_in_holds)(session):
             await self.send_json(error("session_ended", identity.SESSION_ENDED_MESSAGE))
             await self.close(code=CLOSE_SESSION_ENDED)
             return
