@@ -4,7 +4,6 @@ cannot go out logged instead of failing the page."""
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import smtplib
 from typing import Any
@@ -17,6 +16,8 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.shortcuts import redirect
 from django.utils.translation import gettext
+
+from checkers_site.clients import counted
 
 log = logging.getLogger(__name__)
 
@@ -43,16 +44,8 @@ class AccountAdapter(DefaultAccountAdapter):
     def client_network(self, request: Any) -> str:
         """The client address allauth counts (:meth:`get_client_ip`: Daphne's, from nginx's
         ``X-Forwarded-For``); an IPv6 address as its network of ``ALLAUTH_RATE_LIMIT_IPV6_PREFIX``
-        bits (64), which one client usually holds whole.  Raises ``PermissionDenied`` without one."""
-        address = self.get_client_ip(request)
-        try:
-            parsed = ipaddress.ip_address(address)
-        except ValueError:
-            return address
-        if parsed.version == 6:
-            prefix = allauth_settings.RATE_LIMIT_IPV6_PREFIX
-            return str(ipaddress.IPv6Network(f"{parsed}/{prefix}", strict=False).network_address)
-        return address
+        bits (64), as :func:`checkers_site.clients.counted`.  Raises ``PermissionDenied`` without one."""
+        return counted(self.get_client_ip(request), allauth_settings.RATE_LIMIT_IPV6_PREFIX) or ""
 
     def save_user(self, request: Any, user: Any, form: Any, commit: bool = True) -> Any:
         """Store a new user, its username unique whatever its case even when two sign-ups race:
