@@ -38,6 +38,8 @@ Environment variables:
 ``GAME_ADDRESS_RATE_LIMIT`` messages of all of a client address's game sockets (``100/second;3000/minute``).
 ``ANALYSIS_RATE_LIMIT_SESSION``, ``ANALYSIS_RATE_LIMIT_ADDRESS``, ``GAME_CREATE_RATE_LIMIT_SESSION``,
 ``GAME_CREATE_RATE_LIMIT_ADDRESS``  HTTP limits on searches and new games (README).
+``PDN_RATE_LIMIT_SESSION``, ``PDN_RATE_LIMIT_ADDRESS``, ``PDN_RATE_LIMIT_ANONYMOUS``, ``PDN_DOWNLOADS_PER_PROCESS``,
+``PDN_DOWNLOAD_THREADS``, ``PDN_DOWNLOAD_DEADLINE_S``  whole-archive downloads (docs/profiles.md).
 ``COMPUTER_MIN_THINK_MS``   the least time the computer takes over a move (default 400).
 ``GAME_DB_THREADS``         threads running the game sockets' database work, per process (default 8).
 ``LOG_FORMAT``              ``json`` (default) or ``text`` (default with ``DJANGO_DEBUG``); ``LOG_LEVEL`` (INFO).
@@ -285,6 +287,16 @@ ANALYSIS_RATE_LIMIT_SESSION = env("ANALYSIS_RATE_LIMIT_SESSION", default="30/min
 ANALYSIS_RATE_LIMIT_ADDRESS = env("ANALYSIS_RATE_LIMIT_ADDRESS", default="120/minute")
 GAME_CREATE_RATE_LIMIT_SESSION = env("GAME_CREATE_RATE_LIMIT_SESSION", default="10/minute;60/hour")
 GAME_CREATE_RATE_LIMIT_ADDRESS = env("GAME_CREATE_RATE_LIMIT_ADDRESS", default="60/minute;600/hour")
+# A player's whole archive as one PDN file (game/profiles/downloads.py, docs/profiles.md): per session,
+# per address, per address again for clients without a session; at most so many at once in a process,
+# read in so many threads; cut visibly (the connection aborted) when not done within the deadline,
+# which must stay under Daphne's --http-timeout (60 s in deploy/systemd/checkers@.service).
+PDN_RATE_LIMIT_SESSION = env("PDN_RATE_LIMIT_SESSION", default="4/minute;30/hour")
+PDN_RATE_LIMIT_ADDRESS = env("PDN_RATE_LIMIT_ADDRESS", default="8/minute;60/hour")
+PDN_RATE_LIMIT_ANONYMOUS = env("PDN_RATE_LIMIT_ANONYMOUS", default="2/minute;10/hour")
+PDN_DOWNLOADS_PER_PROCESS = env.int("PDN_DOWNLOADS_PER_PROCESS", default=4)
+PDN_DOWNLOAD_THREADS = env.int("PDN_DOWNLOAD_THREADS", default=1)
+PDN_DOWNLOAD_DEADLINE_S = env.float("PDN_DOWNLOAD_DEADLINE_S", default=50.0)
 
 # The engine (game/engine, game/computer/player.py): the computer's searches run in ENGINE_WORKERS
 # worker processes (or threads), ENGINE_MAX_WAITING more may queue; the analysis board's run in

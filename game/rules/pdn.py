@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, TypedDict
 
 from .errors import RulesError
@@ -332,20 +332,39 @@ def game_to_pdn(game: Game, tags: Mapping[str, str] | None = None, width: int = 
     <BLANKLINE>
     1. 11-15 23-19 *
     """
-    given = dict(tags or {})
     if game.outcome is not None:
         result = game.outcome.result
     else:
-        result = given.get("Result") or "*"
+        result = (tags or {}).get("Result") or "*"
+    return moves_to_pdn([str(move) for move in game.moves], game.start.fen(), game.start.turn, result,
+                        tags, width)
+
+
+def moves_to_pdn(moves: Sequence[str], start_fen: str, first: Color, result: str,
+                 tags: Mapping[str, str] | None = None, width: int = 79) -> str:
+    """The PDN text of a game given as plain values, without replaying it: ``moves`` its plies'
+    full-form notations in order, ``start_fen`` the FEN of its start (``[SetUp]`` and ``[FEN]``
+    when not :data:`INITIAL_FEN`), ``first`` the side to move at the start, ``result`` its Result
+    tag.  Written exactly as :func:`game_to_pdn` writes a replayed game (which calls it), for
+    files of many stored games whose moves were checked when they were played.
+
+    >>> print(moves_to_pdn(["11-15", "23-19"], INITIAL_FEN, Color.BLACK, "1-0", {"Black": "Ann"}), end="")
+    [Event "?"]
+    [Site "?"]
+    [Date "????.??.??"]
+    [Black "Ann"]
+    [White "?"]
+    [Result "1-0"]
+    [GameType "21"]
+    <BLANKLINE>
+    1. 11-15 23-19 1-0
+    """
+    given = dict(tags or {})
     values = dict(_TAG_DEFAULTS)
     values.update({k: v for k, v in given.items() if k in _TAG_ORDER})
     values["Result"] = result
     values["GameType"] = given.get("GameType", GAME_TYPE)
-    lines = []
-    for name in _TAG_ORDER:
-        if name in values:
-            lines.append(f'[{name} "{_escape(values[name])}"]')
-    start_fen = game.start.fen()
+    lines = [f'[{name} "{_escape(values[name])}"]' for name in _TAG_ORDER if name in values]
     if start_fen != INITIAL_FEN:
         lines.append('[SetUp "1"]')
         lines.append(f'[FEN "{start_fen}"]')
@@ -354,14 +373,14 @@ def game_to_pdn(game: Game, tags: Mapping[str, str] | None = None, width: int = 
             lines.append(f'[{name} "{_escape(value)}"]')
     lines.append("")
     tokens = []
-    turn = game.start.turn
+    turn = first
     number = 1
-    for index, move in enumerate(game.moves):
+    for index, move in enumerate(moves):
         if turn is Color.BLACK:
             tokens.append(f"{number}.")
         elif index == 0:
             tokens.append(f"{number}...")
-        tokens.append(str(move))
+        tokens.append(move)
         if turn is Color.WHITE:
             number += 1
         turn = turn.opponent
