@@ -295,7 +295,7 @@ PDN_RATE_LIMIT_SESSION = env("PDN_RATE_LIMIT_SESSION", default="4/minute;30/hour
 PDN_RATE_LIMIT_ADDRESS = env("PDN_RATE_LIMIT_ADDRESS", default="8/minute;60/hour")
 PDN_RATE_LIMIT_ANONYMOUS = env("PDN_RATE_LIMIT_ANONYMOUS", default="2/minute;10/hour")
 PDN_DOWNLOADS_PER_PROCESS = env.int("PDN_DOWNLOADS_PER_PROCESS", default=4)
-PDN_DOWNLOAD_THREADS = env.int("PDN_DOWNLOAD_THREADS", default=1)
+PDN_DOWNLOAD_THREADS = env.int("PDN_DOWNLOAD_THREADS", default=2)
 PDN_DOWNLOAD_DEADLINE_S = env.float("PDN_DOWNLOAD_DEADLINE_S", default=50.0)
 
 # The engine (game/engine, game/computer/player.py): the computer's searches run in ENGINE_WORKERS

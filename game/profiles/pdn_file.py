@@ -54,10 +54,12 @@ class Batch:
 
 
 def _after(cursor: Cursor) -> Q:
+    """The games after ``cursor``: a range of ``created_at`` the seat's index starts at, less the
+    games of that instant already written (not an OR, which the index could not start at)."""
     if cursor is None:
         return Q()
     at, game_id = cursor
-    return Q(created_at__gt=at) | Q(created_at=at, id__gt=game_id)
+    return Q(created_at__gte=at) & ~Q(created_at=at, id__lte=game_id)
 
 
 def games_after(player_id: str, cursor: Cursor, limit: int = BATCH_GAMES) -> list[tuple]:

@@ -372,28 +372,37 @@ def moves_to_pdn(moves: Sequence[str], start_fen: str, first: Color, result: str
         if name not in _TAG_ORDER and name not in ("SetUp", "FEN"):
             lines.append(f'[{name} "{_escape(value)}"]')
     lines.append("")
-    tokens = []
-    turn = first
-    number = 1
-    for index, move in enumerate(moves):
-        if turn is Color.BLACK:
-            tokens.append(f"{number}.")
-        elif index == 0:
-            tokens.append(f"{number}...")
-        tokens.append(move)
-        if turn is Color.WHITE:
-            number += 1
-        turn = turn.opponent
-    tokens.append(result)
-    line = ""
-    for token in tokens:
-        if line and len(line) + 1 + len(token) > width:
-            lines.append(line)
-            line = token
-        else:
-            line = f"{line} {token}" if line else token
-    lines.append(line)
+    lines.extend(_wrapped(_move_tokens(moves, first, result), width))
     return "\n".join(lines) + "\n"
+
+
+def _move_tokens(moves: Sequence[str], first: Color, result: str) -> list[str]:
+    """The move text's tokens: a number before each of Black's moves (``1.``; ``1...`` before a
+    first move of White's), the moves, the result."""
+    offset = 0 if first is Color.BLACK else 1
+    tokens = ["1..."] if offset and moves else []
+    for index, move in enumerate(moves, start=offset):
+        if not index & 1:
+            tokens.append(f"{index // 2 + 1}.")
+        tokens.append(move)
+    tokens.append(result)
+    return tokens
+
+
+def _wrapped(tokens: list[str], width: int) -> list[str]:
+    """``tokens`` joined by spaces into lines of at most ``width`` characters (a longer token alone)."""
+    lines: list[str] = []
+    line: list[str] = []
+    length = -1
+    for token in tokens:
+        if line and length + 1 + len(token) > width:
+            lines.append(" ".join(line))
+            line, length = [token], len(token)
+        else:
+            line.append(token)
+            length += 1 + len(token)
+    lines.append(" ".join(line))
+    return lines
 
 
 def write_game(handle: IO[str], game: Game, tags: Mapping[str, str] | None = None, width: int = 79) -> None:

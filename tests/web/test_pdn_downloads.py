@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import random
+import sys
 import uuid
 
 import pytest
@@ -134,9 +135,11 @@ async def test_a_full_process_refuses_at_once_and_a_finished_file_frees_its_slot
     await sync_to_async(lambda: stored(account("ann").player_id, uuid.uuid4().hex, played(None, 12, 1),
                                        result="1-0"))()
     client = AsyncClient()
+    interval = sys.getswitchinterval()
     try:
         first = await client.get("/@/ann/games.pdn")
         assert first.status_code == 200
+        assert sys.getswitchinterval() == downloads.SWITCH_INTERVAL_S   # the loop gets the GIL within 1 ms
         busy = await client.get("/@/ann/games.pdn")                 # the first one's stream still holds the slot
         assert busy.status_code == 503 and busy["Retry-After"] == str(downloads.BUSY_RETRY_S)
         text = b"".join([chunk async for chunk in first.streaming_content]).decode()
@@ -146,7 +149,7 @@ async def test_a_full_process_refuses_at_once_and_a_finished_file_frees_its_slot
         assert b"".join([chunk async for chunk in again.streaming_content]).count(b"[Event ") == 1
     finally:
         await sync_to_async(connections.close_all)()
-    assert downloads.slots.taken == 0
+    assert downloads.slots.taken == 0 and sys.getswitchinterval() == interval
 
 
 async def test_a_file_not_finished_in_time_is_cut_not_ended():
