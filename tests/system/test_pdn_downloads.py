@@ -109,8 +109,9 @@ def test_concurrent_downloads_are_each_whole_or_refused(site):
                     reason="holds a PostgreSQL table lock to stall the download")
 def test_a_download_that_cannot_finish_is_visibly_incomplete(site):
     """The moves' table is held (as a long migration or a stuck transaction would) past Daphne's
-    --http-timeout: the download has started (200, a chunked body), and ends without its last
-    chunk, which the client reports, instead of a complete-looking empty or short file."""
+    --http-timeout: the process aborts the response, and the client reports the download failed
+    (a 200 whose chunked body never ends, or an error status), instead of a complete-looking
+    empty or short file."""
     import psycopg
 
     held, release = threading.Event(), threading.Event()
@@ -131,8 +132,11 @@ def test_a_download_that_cannot_finish_is_visibly_incomplete(site):
     finally:
         release.set()
         holder.join()
-    assert result["status"] == 200 and result["error"] is not None, result
-    assert HTTP_TIMEOUT_S <= took < HTTP_TIMEOUT_S + 10
+    # Nothing of the body could be written before the cut (headers go out with the first bytes),
+    # so nginx may try the other process too (a GET that failed before any byte): whichever
+    # answers last, the client is told the download failed, and never gets a file that looks whole.
+    assert (result["status"] == 200 and result["error"] is not None) or result["status"] >= 500, result
+    assert took >= HTTP_TIMEOUT_S
     logs = "".join(Path(d.log_path).read_text() for d in site["daphnes"])
     assert re.search(r"aborted: the response was not finished within --http-timeout", logs)
     assert download(site["port"], SOURCES[1])["status"] == 200      # and the next one goes through whole
