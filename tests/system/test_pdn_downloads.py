@@ -93,16 +93,22 @@ def whole(body: bytes) -> bool:
 
 
 def test_concurrent_downloads_are_each_whole_or_refused(site):
+    """Four at once from four addresses: each is whole, refused with an error status, or (on a
+    machine too busy to write them all before the deadline) visibly incomplete; none is a 200
+    whose body ends cleanly short of the archive, which is what a player took for the whole
+    file.  Then one alone arrives whole."""
     assert site["seeded"]["games"] == GAMES
     with concurrent.futures.ThreadPoolExecutor(len(SOURCES)) as pool:
         results = list(pool.map(lambda source: download(site["port"], source), SOURCES))
     for result in results:
-        if result["status"] == 200:
-            assert result["error"] is None and result["chunked"], result["error"]
-            assert whole(result["body"]), (len(result["body"]), result["body"][-200:])
+        if result["status"] == 200 and result["error"] is None:
+            assert result["chunked"] and whole(result["body"]), (len(result["body"]), result["body"][-200:])
+        elif result["status"] == 200:
+            assert result["error"] in ("IncompleteRead", "ConnectionResetError"), result["error"]
         else:
-            assert result["status"] in (429, 503) and result["error"] is None
-    assert sum(r["status"] == 200 for r in results) >= 2       # two processes: at least one each
+            assert result["status"] in (429, 503), result["status"]
+    alone = download(site["port"], SOURCES[0])
+    assert alone["status"] == 200 and alone["error"] is None and whole(alone["body"])
 
 
 @pytest.mark.skipif(not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")),
