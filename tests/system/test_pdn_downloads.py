@@ -23,8 +23,9 @@ import pytest
 
 from tests.system.processes import ROOT, Daphne, Nginx, RedisServer, server_database, site_env
 
-pytestmark = pytest.mark.skipif(shutil.which("nginx") is None,
-                                reason="nginx is not installed (`apt-get install nginx`; .ci/run does)")
+pytestmark = [pytest.mark.skipif(shutil.which("nginx") is None,
+                                 reason="nginx is not installed (`apt-get install nginx`; .ci/run does)"),
+              pytest.mark.timeout(600)]   # the archive is seeded first: a minute or two on a busy machine
 
 #: Daphne's --http-timeout here, and the site's deadline under it (seconds).
 HTTP_TIMEOUT_S = 20
