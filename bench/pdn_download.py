@@ -86,11 +86,22 @@ class Players:
     def __init__(self, port: int, think_s: float, rng: random.Random):
         self.port, self.think_s, self.rng = port, think_s, rng
         self.latencies: list[float] = []
+        self.errors: list[str] = []
         self.recording = False
 
     async def play(self, until: asyncio.Event) -> None:
         while not until.is_set():
-            await self.one_game(until)
+            try:
+                await self.one_game(until)
+            except Exception as exc:  # noqa: BLE001 - counted and printed; the next game starts
+                self.errors.append(f"{type(exc).__name__}: {exc}"[:200])
+
+    @staticmethod
+    async def pinging(ws) -> None:
+        """The page's keep-alive: ``ping`` every 3 s (a socket silent for 10 s is closed, 4408)."""
+        while True:
+            await asyncio.sleep(3)
+            await ws.send('{"type": "ping"}')
 
     async def one_game(self, until: asyncio.Event) -> None:
         base = f"http://127.0.0.1:{self.port}"
@@ -102,21 +113,30 @@ class Players:
         async with connect(uri, origin=base, additional_headers={"Cookie": cookies[0]}) as b, \
                 connect(uri, origin=base, additional_headers={"Cookie": cookies[1]}) as w:
             sockets = {"B": b, "W": w}
-            latest = {seat: await self.next_of(ws, "snapshot") for seat, ws in sockets.items()}
-            while not until.is_set():
-                current = max(latest.values(), key=lambda message: message["v"])
-                if current["state"]["status"] != "active":
-                    return
-                mover = current["state"]["turn"]
-                other = "W" if mover == "B" else "B"
-                move = self.rng.choice(latest[mover]["state"]["legal"])
-                await asyncio.sleep(self.think_s)
-                sent = time.perf_counter()
-                await sockets[mover].send(json.dumps({"type": "move", "move": move, "v": current["v"]}))
-                latest[other] = await self.next_of(sockets[other], "move")
-                if self.recording:
-                    self.latencies.append((time.perf_counter() - sent) * 1000)
-                latest[mover] = await self.next_of(sockets[mover], "move")
+            pings = [asyncio.create_task(self.pinging(ws)) for ws in sockets.values()]
+            try:
+                await self.moves(sockets, until)
+            finally:
+                for ping in pings:
+                    ping.cancel()
+
+    async def moves(self, sockets: dict, until: asyncio.Event) -> None:
+        """Play the game of ``sockets`` (``{"B": ws, "W": ws}``) until it ends or ``until`` is set."""
+        latest = {seat: await self.next_of(ws, "snapshot") for seat, ws in sockets.items()}
+        while not until.is_set():
+            current = max(latest.values(), key=lambda message: message["v"])
+            if current["state"]["status"] != "active":
+                return
+            mover = current["state"]["turn"]
+            other = "W" if mover == "B" else "B"
+            move = self.rng.choice(latest[mover]["state"]["legal"])
+            await asyncio.sleep(self.think_s)
+            sent = time.perf_counter()
+            await sockets[mover].send(json.dumps({"type": "move", "move": move, "v": current["v"]}))
+            latest[other] = await self.next_of(sockets[other], "move")
+            if self.recording:
+                self.latencies.append((time.perf_counter() - sent) * 1000)
+            latest[mover] = await self.next_of(sockets[mover], "move")
 
     @staticmethod
     async def next_of(ws, kind: str) -> dict:
@@ -125,6 +145,8 @@ class Players:
             message = json.loads(await asyncio.wait_for(ws.recv(), 30))
             if message.get("type") == kind:
                 return message
+            if message.get("type") == "error":
+                raise RuntimeError(f"refused: {message.get('code')}")
 
 
 async def measure(players: Players, seconds: float | None = None, downloads: list | None = None) -> list[float]:
@@ -151,8 +173,11 @@ async def run_once(args, port: int, players: Players, tmp: Path, index: int) -> 
     four = [finished(proc, out, args.games) for proc, out in downloads]
     print(f"run {index}: moves during 4 downloads ({before}): {percentiles(during)}", flush=True)
     print(f"run {index}: the 4 downloads: {four}", flush=True)
+    errors, players.errors = players.errors, []
+    if errors:
+        print(f"run {index}: the players' games that failed: {errors}", flush=True)
     return {"run": index, "load_before": before, "alone": alone, "moves_quiet": percentiles(quiet),
-            "moves_during_4": percentiles(during), "downloads_4": four}
+            "moves_during_4": percentiles(during), "downloads_4": four, "player_errors": errors}
 
 
 async def main_async(args, port: int, tmp: Path) -> list[dict]:
