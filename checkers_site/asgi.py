@@ -17,6 +17,7 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.sessions import SessionMiddlewareStack  # noqa: E402
 
+from checkers_site.clients import ClientAddress  # noqa: E402
 from checkers_site.handshakes import HandshakeLog  # noqa: E402
 from checkers_site.ops import memory, metrics  # noqa: E402
 from checkers_site.ops.logs import RequestContext  # noqa: E402
@@ -32,9 +33,10 @@ application = ProtocolTypeRouter(
     {
         # Each request's method and path on every log line about it (checkers_site/ops/logs.py).
         "http": RequestContext(django_asgi_app),
-        # Every refused handshake is logged with its reason (checkers_site/handshakes.py).
-        "websocket": HandshakeLog(SameOriginValidator(
+        # Every refused handshake is logged with its reason (checkers_site/handshakes.py); the
+        # client's address is known to the limits counted per address (checkers_site/clients.py).
+        "websocket": HandshakeLog(SameOriginValidator(ClientAddress(
             SessionMiddlewareStack(URLRouter(websocket_urlpatterns))  # type: ignore[arg-type]
-        )),
+        ))),
     }
 )

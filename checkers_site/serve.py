@@ -24,17 +24,24 @@ six differences:
   asks for it, instead of going through the application (:mod:`checkers_site.keepalive`).
 - A websocket frame is written to the socket at once when nothing is waiting before it
   (:func:`write_now`), not at the reactor's next turn.
+- An HTTP response that has started and cannot be finished (the application raised while
+  streaming it, or ``--http-timeout`` passed) is aborted: the connection is dropped, so a chunked
+  body never gets its last chunk and the client sees it incomplete.  Daphne ended such a response
+  as if it were whole, and its error page for an application that raised could not even be sent
+  after the start (:class:`SiteWebRequest`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import time
 from typing import Any, cast
 
 from daphne.access import AccessLogGenerator
 from daphne.cli import CommandLineInterface
+from daphne.http_protocol import WebRequest
 from daphne.server import Server
 from daphne.ws_protocol import WebSocketProtocol
 from twisted.internet import reactor
@@ -42,6 +49,8 @@ from twisted.web.http import HTTPChannel, _GenericHTTPChannelProtocol
 
 from checkers_site.handshakes import MAX_LOGGED
 from checkers_site.keepalive import EXTENSION, PONG, Keepalive
+
+logger = logging.getLogger(__name__)
 
 #: The close code after a message over the transport's limit (RFC 6455: message too big).
 CLOSE_TOO_BIG = 1009
@@ -134,10 +143,45 @@ def plain_answer(status: int, reason: str, text: str) -> bytes:
             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
 
 
+class SiteWebRequest(WebRequest):
+    """Daphne's HTTP request, aborting a started response it cannot finish instead of ending it
+    as if it were whole (see the module docstring)."""
+
+    def handle_exception(self, exception: Exception) -> None:
+        if self._response_started:
+            self.abort("the application raised while sending its response")
+        else:
+            super().handle_exception(exception)
+
+    def check_timeouts(self) -> None:
+        timeout = self.server.http_timeout
+        if timeout and self._response_started and self.duration() > timeout:
+            self.abort(f"the response was not finished within --http-timeout ({timeout} s)")
+        else:
+            super().check_timeouts()
+
+    def abort(self, why: str) -> None:
+        """Drop the connection at once (no last chunk), once."""
+        transport = getattr(self.channel, "transport", None)
+        if transport is not None and not getattr(self, "_site_aborted", False):
+            self._site_aborted = True
+            logger.warning("HTTP response for %s aborted: %s", self.client_addr, why)
+            transport.abortConnection()
+
+
 class SiteHTTPChannel(HTTPChannel):
-    """Twisted's HTTP connection, answering a request it cannot read instead of dropping it."""
+    """Twisted's HTTP connection, answering a request it cannot read instead of dropping it, its
+    requests :class:`SiteWebRequest` (Daphne's factory sets its own class, which is extended here)."""
 
     _site_answered = False
+
+    @property  # type: ignore[override]
+    def requestFactory(self) -> type:
+        return SiteWebRequest
+
+    @requestFactory.setter
+    def requestFactory(self, value: type) -> None:
+        pass   # Daphne's factory sets WebRequest, of which SiteWebRequest is the site's own
 
     def _in_request_line(self) -> bool:
         return bool(getattr(self, "_HTTPChannel__first_line", 1))

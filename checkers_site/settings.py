@@ -38,6 +38,8 @@ Environment variables:
 ``GAME_ADDRESS_RATE_LIMIT`` messages of all of a client address's game sockets (``100/second;3000/minute``).
 ``ANALYSIS_RATE_LIMIT_SESSION``, ``ANALYSIS_RATE_LIMIT_ADDRESS``, ``GAME_CREATE_RATE_LIMIT_SESSION``,
 ``GAME_CREATE_RATE_LIMIT_ADDRESS``  HTTP limits on searches and new games (docs/deploy.md).
+``PDN_RATE_LIMIT_SESSION``, ``PDN_RATE_LIMIT_ADDRESS``, ``PDN_RATE_LIMIT_ANONYMOUS``, ``PDN_DOWNLOADS_PER_PROCESS``,
+``PDN_DOWNLOAD_THREADS``, ``PDN_DOWNLOAD_DEADLINE_S``  whole-archive downloads (docs/profiles.md).
 ``COMPUTER_MIN_THINK_MS``   the least time the computer takes over a move (default 400).
 ``GAME_DB_THREADS``         threads running the game sockets' database work, per process (default 8).
 ``LOG_FORMAT``              ``json`` (default) or ``text`` (default with ``DJANGO_DEBUG``); ``LOG_LEVEL`` (INFO).
@@ -57,8 +59,12 @@ Environment variables:
                             ``docs/correspondence.md``).
 ``CACHE_PREFIX``            key prefix of the site's cache in Redis (default ``<CHANNELS_PREFIX>:cache``); the
                             cache holds the log-in and sign-up rate limits, shared by every server process.
-``ACCOUNT_LOGIN_FAILURES``  wrong passwords for one username before its log-in is refused for
-                            ``ACCOUNT_LOGIN_FAILURES_SECONDS`` (default 5 in 300 s); 10 a minute per address.
+``ACCOUNT_LOGIN_FAILURES``  wrong passwords for one username from one address before that address's log-in
+                            to it is refused for ``ACCOUNT_LOGIN_FAILURES_SECONDS`` (default 5 in 300 s);
+                            10 a minute and 60 an hour per address.
+``ACCOUNT_SIGNUP_RATE``     sign-ups per client address, allauth's notation (default ``20/m/ip,50/d/ip``).
+``ADMIN_ALLOWED_ADDRESSES`` addresses or networks (``203.0.113.7,10.1.0.0/16``) that may reach ``/admin/``;
+                            empty (default): any, through the site's log-in and its limits.
 ``ALLAUTH_TRUSTED_PROXY_COUNT`` proxies in front of Daphne that add to ``X-Forwarded-For`` (default 0: the
                             address Daphne reports, which ``--proxy-headers`` takes from nginx).
 """
@@ -118,6 +124,8 @@ MIDDLEWARE = [
     # Next: a client this process refused a new game or a search is refused again at once, before any
     # session, CSRF, database or Redis work (game/http_limits.py).
     "game.http_limits.early_refusals",
+    # /admin/ only from ADMIN_ALLOWED_ADDRESSES when set (a 404 elsewhere).
+    "checkers_site.admin_access.admin_addresses",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Below WhiteNoise, which answers static files itself (precompressed .br and .gz).
@@ -291,6 +299,16 @@ ANALYSIS_RATE_LIMIT_SESSION = env("ANALYSIS_RATE_LIMIT_SESSION", default="30/min
 ANALYSIS_RATE_LIMIT_ADDRESS = env("ANALYSIS_RATE_LIMIT_ADDRESS", default="120/minute")
 GAME_CREATE_RATE_LIMIT_SESSION = env("GAME_CREATE_RATE_LIMIT_SESSION", default="10/minute;60/hour")
 GAME_CREATE_RATE_LIMIT_ADDRESS = env("GAME_CREATE_RATE_LIMIT_ADDRESS", default="60/minute;600/hour")
+# A player's whole archive as one PDN file (game/profiles/downloads.py, docs/profiles.md): per session,
+# per address, per address again for clients without a session; at most so many at once in a process,
+# read in so many threads; cut visibly (the connection aborted) when not done within the deadline,
+# which must stay under Daphne's --http-timeout (60 s in deploy/systemd/checkers@.service).
+PDN_RATE_LIMIT_SESSION = env("PDN_RATE_LIMIT_SESSION", default="4/minute;30/hour")
+PDN_RATE_LIMIT_ADDRESS = env("PDN_RATE_LIMIT_ADDRESS", default="8/minute;60/hour")
+PDN_RATE_LIMIT_ANONYMOUS = env("PDN_RATE_LIMIT_ANONYMOUS", default="2/minute;10/hour")
+PDN_DOWNLOADS_PER_PROCESS = env.int("PDN_DOWNLOADS_PER_PROCESS", default=4)
+PDN_DOWNLOAD_THREADS = env.int("PDN_DOWNLOAD_THREADS", default=2)
+PDN_DOWNLOAD_DEADLINE_S = env.float("PDN_DOWNLOAD_DEADLINE_S", default=50.0)
 
 # The engine (game/engine, game/computer/player.py): the computer's searches run in ENGINE_WORKERS
 # worker processes (or threads), ENGINE_MAX_WAITING more may queue; the analysis board's run in
@@ -336,13 +354,21 @@ ACCOUNT_LOGIN_ON_PASSWORD_RESET = False
 ACCOUNT_SESSION_REMEMBER = True
 ACCOUNT_DEFAULT_HTTP_PROTOCOL = "https" if env.bool("DJANGO_SECURE", default=False) else "http"
 ACCOUNT_RATE_LIMITS = {
-    # Wrong passwords: per client address, and per username (the "key").
-    "login_failed": f"10/m/ip,{env.int('ACCOUNT_LOGIN_FAILURES', default=5)}/"
+    # Wrong passwords: per client address, and per username from that address (the "key":
+    # game/accounts/adapter.py), never per username alone, which anyone could keep locked.
+    "login_failed": f"10/m/ip,60/h/ip,{env.int('ACCOUNT_LOGIN_FAILURES', default=5)}/"
                     f"{env.int('ACCOUNT_LOGIN_FAILURES_SECONDS', default=300)}s/key",
+    "signup": env("ACCOUNT_SIGNUP_RATE", default="20/m/ip,50/d/ip"),
 }
+# Sign-up tells nothing of the addresses already used: allauth's "strict" enumeration prevention
+# (email verification is optional here, so a taken address signs up as any other, unconfirmed, and
+# only one account can ever confirm it). The password reset already says nothing.
+ACCOUNT_PREVENT_ENUMERATION = "strict"
 # The client address allauth's limits count: Daphne's (nginx's X-Forwarded-For with --proxy-headers),
 # unless proxies that allauth should skip are counted here.
 ALLAUTH_TRUSTED_PROXY_COUNT = env.int("ALLAUTH_TRUSTED_PROXY_COUNT", default=0)
+#: Who may reach the admin (checkers_site/admin_access.py); its log-in is the site's (checkers_site/urls.py).
+ADMIN_ALLOWED_ADDRESSES = env.list("ADMIN_ALLOWED_ADDRESSES", default=[])
 LOGIN_REDIRECT_URL = "/"
 LOGIN_URL = "account_login"
 ACCOUNT_LOGOUT_REDIRECT_URL = "/"

@@ -65,14 +65,16 @@ def signed_in(session: Any) -> bool:
 
 
 def log_in_holds(session: Any) -> bool:
-    """Whether the log-in of ``session`` still holds, as Django checks a page's: its user exists
-    and is active, its password is the one the session was signed in with (Django's session auth
-    hash: a password changed since ends every other session; ``update_session_auth_hash`` keeps the
-    browser that changed it signed in), and the session was not logged out since
-    (:func:`end_log_in`).  True for a guest's session (nothing to end).  Reads the database and
-    the cache; a cache that fails counts as no log-out recorded."""
+    """Whether the identity of ``session`` still holds.  Signed in, whether its log-in does, as
+    Django checks a page's: its user exists and is active, its password is the one the session was
+    signed in with (Django's session auth hash: a password changed since ends every other session;
+    ``update_session_auth_hash`` keeps the browser that changed it signed in), and the session was
+    not logged out since (:func:`end_log_in`).  A guest's session holds unless its guest id logged
+    in to an account since (:func:`end_guest`: a copy of the cookie from before the log-in).
+    Reads the database and the cache; a cache that fails counts as nothing ended."""
     if not signed_in(session):
-        return True
+        guest = session.get("player_id") if session is not None else None
+        return not (isinstance(guest, str) and ended_guests([guest]))
     return user_of(session).is_authenticated and log_in_ended_not_recorded(session)
 
 
@@ -95,3 +97,34 @@ def log_in_ended_not_recorded(session: Any) -> bool:
         except Exception as exc:  # noqa: BLE001 - fail open: the password check still holds
             log.warning("could not read whether a log-in ended: %s", exc)
     return True
+
+
+def _guest_ended_key(guest: str) -> str:
+    return f"guest-ended:{guest}"
+
+
+def end_guest(guest: str) -> None:
+    """Record that the guest id ``guest`` (32 hex digits) logged in to an account and is no one
+    any more: in the cache shared by every server process, for as long as a copy of its cookie
+    could live (``SESSION_COOKIE_AGE``).  From then on a session still holding it gets a new guest
+    id at its next page (:class:`game.accounts.identity.AccountSessionMiddleware`) and cannot seek
+    (:func:`log_in_holds`).  A cache that fails is logged, nothing more: the guest's seats have
+    moved to the account all the same, so the old id holds none of them."""
+    try:
+        cache.set(_guest_ended_key(guest), 1, settings.SESSION_COOKIE_AGE)
+    except Exception as exc:  # noqa: BLE001 - the log-in itself must go on
+        log.warning("could not record the end of guest %s: %s", guest, exc)
+
+
+def ended_guests(player_ids: list[str]) -> set[str]:
+    """Those of ``player_ids`` that are guest ids ended by a log-in (:func:`end_guest`), in one
+    cache read.  A cache that fails counts as none ended."""
+    ids = [pid for pid in player_ids if pid]
+    if not ids:
+        return set()
+    try:
+        found = cache.get_many([_guest_ended_key(pid) for pid in ids])
+    except Exception as exc:  # noqa: BLE001 - fail open, as every limit of the site
+        log.warning("could not read whether guests ended: %s", exc)
+        return set()
+    return {pid for pid in ids if _guest_ended_key(pid) in found}

@@ -1,5 +1,6 @@
 """The site's allauth adapter: usernames checked by :mod:`game.accounts.usernames` and unique
-whatever their case, and mail that cannot go out logged instead of failing the page."""
+whatever their case, wrong passwords counted per username *and* client address, and mail that
+cannot go out logged instead of failing the page."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import logging
 import smtplib
 from typing import Any
 
+from allauth import app_settings as allauth_settings
 from allauth.account.adapter import DefaultAccountAdapter
 from allauth.core.exceptions import ImmediateHttpResponse
 from django.contrib import messages
@@ -15,6 +17,7 @@ from django.db import connection, transaction
 from django.shortcuts import redirect
 from django.utils.translation import gettext
 
+from checkers_site.clients import counted
 from game.accounts.usernames import check
 
 log = logging.getLogger(__name__)
@@ -29,6 +32,19 @@ class AccountAdapter(DefaultAccountAdapter):
         username = username.strip()
         check(username)
         return super().clean_username(username, shallow=shallow)
+
+    def _get_login_attempts_cache_key(self, request: Any, **credentials: Any) -> str:
+        """The ``key`` of allauth's ``login_failed`` rate (``ACCOUNT_RATE_LIMITS``): the username
+        (allauth's own key, lower case) and the client address (an IPv6 address by its /64, as
+        allauth counts its per-address rates), so that wrong passwords typed from one address
+        lock that username out for that address only, never for its owner elsewhere."""
+        return f"{super()._get_login_attempts_cache_key(request, **credentials)}@{self.client_network(request)}"
+
+    def client_network(self, request: Any) -> str:
+        """The client address allauth counts (:meth:`get_client_ip`: Daphne's, from nginx's
+        ``X-Forwarded-For``); an IPv6 address as its network of ``ALLAUTH_RATE_LIMIT_IPV6_PREFIX``
+        bits (64), as :func:`checkers_site.clients.counted`.  Raises ``PermissionDenied`` without one."""
+        return counted(self.get_client_ip(request), allauth_settings.RATE_LIMIT_IPV6_PREFIX) or ""
 
     def save_user(self, request: Any, user: Any, form: Any, commit: bool = True) -> Any:
         """Store a new user, its username unique whatever its case even when two sign-ups race:

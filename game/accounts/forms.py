@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from allauth.account.adapter import get_adapter
 from allauth.account.forms import SignupForm as AllauthSignupForm
 from django import forms
 from django.utils.translation import gettext_lazy as _
@@ -22,9 +23,12 @@ class DeleteAccountForm(forms.Form):
         self.user = user
 
     def clean_password(self) -> str:
-        """The password, when it is the account's.  Raises ValidationError otherwise."""
+        """The password, when it is the account's, checked as a log-in is (allauth's
+        ``reauthenticate``): counted against the same wrong-password limits, so this page is no
+        way round them.  Raises ValidationError for a wrong password (``wrong_password``) or one
+        too many (allauth's ``too_many_login_attempts``)."""
         password = self.cleaned_data["password"]
-        if not self.user.check_password(password):
+        if not get_adapter().reauthenticate(self.user, password):
             raise forms.ValidationError(_("That is not your password."), code="wrong_password")
         return password
 

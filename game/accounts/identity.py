@@ -7,7 +7,10 @@ in to the account: the account's seats follow it from device to device.
 
 - **Sign-up**: the new account takes the browser's guest player id, so the guest keeps every seat
   it holds at once.
-- **Log-in** to an existing account: the guest's seats in that browser's games move to the account
+- **Log-in** to an existing account: the guest id ends (:func:`end_guest`: a copy of the guest's
+  cookie holds none of the seats, cannot seek, and gets a new guest id at its next page, so it
+  cannot create or join a game as the old id either), the
+  guest's seats in that browser's games move to the account, once, now
   (:func:`game.round.handover.hand_over`, one ``seats`` event per game), then the session's player
   id becomes the account's.  Django's ``login()`` rotates the session key and keeps its data.
 - **Log-out**: the session is emptied (Django's ``logout()``); the next page gives it a new guest id.
@@ -29,7 +32,6 @@ from typing import Any
 
 from django.contrib.auth import SESSION_KEY
 from django.contrib.auth.signals import user_logged_in, user_logged_out
-from django.core.cache import cache
 from django.db import IntegrityError, transaction
 
 from game.errors import ActionError
@@ -38,7 +40,7 @@ from game.models import Account
 from game.names import display_name
 from game.ratings import links
 from game.round import handover
-from game.sessions import LOGIN_KEY, end_log_in
+from game.sessions import LOGIN_KEY, end_guest, end_log_in, log_in_holds
 
 log = logging.getLogger(__name__)
 
@@ -99,46 +101,20 @@ def move_guest_seats(guest: str, account: Account) -> list[str]:
     return moved
 
 
-#: Seconds a guest id that logged in to an account is remembered as that account's (a seek the guest
-#: made before, still in a pool, is paired as the account: :func:`current_player`).
-HANDOVER_TTL_S = 3600
-
-
-def _handover_key(guest: str) -> str:
-    return f"handed-over:{guest}"
-
-
-def remember_handover(guest: str, account_player: str) -> None:
-    """Remember (in the cache, shared by every process) that the guest id ``guest`` is now the
-    account's player id ``account_player``; a cache that fails is logged, nothing more."""
-    try:
-        cache.set(_handover_key(guest), account_player, HANDOVER_TTL_S)
-    except Exception as exc:  # noqa: BLE001 - only a seek made before the log-in depends on it
-        log.warning("could not remember the log-in of guest %s: %s", guest, exc)
-
-
-def current_player(player: str) -> str:
-    """The player id ``player`` plays as now: the account's, when that guest id logged in to one in
-    the last :data:`HANDOVER_TTL_S` seconds, else ``player`` itself."""
-    try:
-        found = cache.get(_handover_key(player))
-    except Exception:  # noqa: BLE001 - as if nothing were remembered
-        return player
-    return found if isinstance(found, str) and found else player
-
-
 def sign_in(request: Any, user: Any) -> Account:
     """Make ``request``'s session play as ``user``'s account (see the module docstring): the
-    account is made if it has none (taking the session's guest id), or else the guest's seats
-    move to it; then the session's ``player_id`` is the account's and its name the username."""
+    account is made if it has none (taking the session's guest id), or else the guest id is ended
+    (:func:`end_guest`) and its seats move to the account, once, now; then the session's
+    ``player_id`` is the account's and its name the username.  Nothing maps the old guest id to
+    the account afterwards."""
     session = request.session
     guest = session.get("player_id")
     new = not Account.objects.filter(user=user).exists()
     account = account_of(user, guest)
     links.note_sign_in(account, getattr(request, "device", None), client_address(request), new)
     if guest and guest != account.player_id:
+        end_guest(guest)   # first: a copy of the guest's cookie takes no seat from here on
         move_guest_seats(guest, account)
-        remember_handover(guest, account.player_id)
     session["player_id"] = account.player_id
     session[ACCOUNT_KEY] = user.get_username()
     session["name"] = user.get_username()
@@ -170,10 +146,12 @@ def connect_signals() -> None:
 class AccountSessionMiddleware:
     """Keeps a session's player id its account's (after Django's ``AuthenticationMiddleware``).
 
-    A guest's session costs nothing here.  A signed-in session without its account's name (logged
-    in some other way, e.g. the admin) is signed in as at log-in (:func:`sign_in`); a session that
-    says it is signed in but whose user is gone (the account was deleted from another browser)
-    loses its account and gets a new guest id.
+    A guest's session whose guest id logged in to an account since (a copy of the cookie from
+    before the log-in: :func:`end_guest`) is emptied and gets a new guest id: one cache read per
+    page of a guest.  A signed-in session without its account's name (logged in some other way,
+    e.g. the admin) is signed in as at log-in (:func:`sign_in`); a session that says it is signed
+    in but whose user is gone (the account was deleted from another browser) loses its account and
+    gets a new guest id.
     """
 
     def __init__(self, get_response: Any):
@@ -189,4 +167,7 @@ class AccountSessionMiddleware:
             else:
                 session.flush()
                 session["player_id"] = new_player_id()
+        elif not log_in_holds(session):
+            session.flush()
+            session["player_id"] = new_player_id()
         return self.get_response(request)

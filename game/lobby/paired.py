@@ -10,17 +10,15 @@ the seek that may seek on.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 
 from django.urls import reverse
 
-from game.accounts.identity import current_player
+from game import sessions
 from game.errors import ActionError
 from game.lobby.groups import layer, player_group
 from game.lobby.pairing import POOLS, Pairing, Seek
 from game.models import Account
-from game.names import NAME_MAX_CHARS
 from game.round import actions
 from game.sockets import in_db_thread
 
@@ -32,21 +30,6 @@ async def _tell(channel: str, message: dict) -> None:
         await layer().send(channel, message)
     except Exception:  # the other seeks of the wave must still be told
         log.exception("lobby: could not send %s to %s", message.get("type"), channel)
-
-
-def _as_players_now(pairing: Pairing) -> Pairing:
-    """``pairing`` with each seek's player as it plays now: a guest who logged in to an account since
-    seeking (in another tab) is paired as the account, under its username, so the seat is theirs
-    when their page, signed in by then, opens the game (:func:`game.accounts.identity.current_player`)."""
-    seeks = []
-    for seek in pairing:
-        now = current_player(seek.player)
-        if now != seek.player:
-            account = Account.objects.select_related("user").filter(player_id=now).first()
-            if account is not None:
-                seek = dataclasses.replace(seek, player=now, name=account.user.get_username()[:NAME_MAX_CHARS])
-        seeks.append(seek)
-    return dataclasses.replace(pairing, black=seeks[0], white=seeks[1])
 
 
 def _seeks_without_account(pairing: Pairing) -> list[Seek]:
@@ -65,10 +48,12 @@ async def start_paired_game(pairing: Pairing):
     get ``lobby.failed``; they were already taken out of the pool).
     """
     pool = POOLS[pairing.black.pool]
-    pairing = await in_db_thread(_as_players_now)(pairing)
-    if pairing.black.player == pairing.white.player:  # one player's two seeks, from before a log-in
+    # A seek of a guest id that has logged in to an account since is no one's: it fails, the other requeues.
+    ended = await in_db_thread(sessions.ended_guests)([seek.player for seek in pairing])
+    if ended or pairing.black.player == pairing.white.player:
         for seek in pairing:
-            await _tell(seek.channel, {"type": "lobby.failed", "seek": seek.id})
+            failed = seek.player in ended or not ended
+            await _tell(seek.channel, {"type": "lobby.failed" if failed else "lobby.requeue", "seek": seek.id})
         return None
     try:
         game = await in_db_thread(actions.start_game)(

@@ -231,11 +231,11 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
         is the account's, under its username, with its rating in the pool's category (a log-in
         that no longer holds is a guest's there: ``rated_needs_account``).  A casual seek from a
         socket of a signed-in session whose log-in ended since (logged out, password changed,
-        account deleted: :func:`game.accounts.sessions.log_in_holds`) is told ``session_ended``
-        and the socket closed (:data:`CLOSE_SESSION_ENDED`): it seeks no more as the account."""
+        account deleted), or of a guest id that has logged in to an account since
+        (:func:`game.sessions.log_in_holds`), is told ``session_ended`` and the socket closed
+        (:data:`CLOSE_SESSION_ENDED`): it seeks no more as that identity."""
         session = self.scope.get("session")
-        if (not POOLS[message.pool].rated and sessions.signed_in(session)
-                and not await in_db_thread(sessions.log_in_holds)(session)):
+        if not POOLS[message.pool].rated and not await in_db_thread(sessions.log_in_holds)(session):
             await self.send_json(error("session_ended", sessions.SESSION_ENDED_MESSAGE))
             await self.close(code=CLOSE_SESSION_ENDED)
             return

@@ -7,20 +7,18 @@ games of a deleted account still show its name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from django.db.models import Case, Count, F, Q, QuerySet, When
 
 from game.clock import TimeControlError
 from game.i18n import seat_name
-from game.models import Account, Game, Move, Rating, RatingChange
+from game.models import Account, Game, Rating, RatingChange
 from game.ratings import categories
 from game.ratings.categories import CATEGORIES
 from game.ratings.games import PROVISIONAL_DEVIATION
-from game.round.reads import pdn_of
 
 #: A rating whose deviation is above this is provisional (shown with "?", off the leaderboards).
 PROVISIONAL_RD = PROVISIONAL_DEVIATION
@@ -329,28 +327,6 @@ def archive(player_id: str, *, result: str = "", opponent: str = "", category: s
     if rated is not None:
         games = games.filter(rated=rated)
     return games
-
-
-def pdn_batches(games: QuerySet[Game], site: str, batch: int = 100) -> Iterator[list[str]]:
-    """The PDN texts of ``games`` (oldest first), ``batch`` games at a time: each batch is two
-    queries (the games, their moves), so a large archive is never held in memory at once."""
-    after: tuple[Any, str] | None = None
-    games = games.order_by("created_at", "id")
-    while True:
-        page = games
-        if after is not None:
-            page = games.filter(Q(created_at__gt=after[0]) | Q(created_at=after[0], id__gt=after[1]))
-        chunk = list(page[:batch])
-        if not chunk:
-            return
-        moves: dict[str, list[str]] = {g.id: [] for g in chunk}
-        for game_id, notation in (Move.objects.filter(game_id__in=moves).order_by("game_id", "ply")
-                                  .values_list("game_id", "notation")):
-            moves[game_id].append(notation)
-        yield [pdn_of(g, site, moves[g.id]) for g in chunk]
-        if len(chunk) < batch:
-            return
-        after = (chunk[-1].created_at, chunk[-1].id)
 
 
 # --- my games and the badge --------------------------------------------------------------------

@@ -3,18 +3,15 @@ Each view reads through :mod:`game.profiles.reads`; none changes anything."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-from asgiref.sync import sync_to_async
 from django import forms
 from django.core.paginator import Paginator
-from django.http import Http404, StreamingHttpResponse
+from django.http import Http404
 from django.shortcuts import render
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_safe
 
 from game.models import Account
-from game.profiles import reads
+from game.profiles import downloads, reads
 
 #: Games on each page of an archive.
 ARCHIVE_PAGE = 20
@@ -91,20 +88,12 @@ def games(request, username):
 
 @require_safe
 def games_pdn(request, username):
-    """All of the player's games as one PDN file, oldest first, streamed a hundred games at a time."""
+    """All of the player's games as one PDN file, oldest first (:mod:`game.profiles.downloads`:
+    counted per session and address, at most so many at once, streamed a batch at a time off the
+    event loop, whole or visibly cut).  404 for a name no account has."""
     account = _account_or_404(username)
-    site = request.get_host()
-    found = reads.played_games(account.player_id)
-
-    async def texts() -> AsyncIterator[str]:
-        batches = reads.pdn_batches(found, site)
-        next_batch = sync_to_async(lambda: next(batches, None))
-        while (batch := await next_batch()) is not None:
-            yield "\n".join(batch) + "\n"
-
-    response = StreamingHttpResponse(texts(), content_type="application/x-pdn; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="checkers-{account.user.username}.pdn"'
-    return response
+    return downloads.response(request, viewer_id(request), account.player_id,
+                              f"checkers-{account.user.username}.pdn")
 
 
 @require_safe

@@ -35,7 +35,7 @@ from django.utils.translation import gettext_lazy as _
 from limits.errors import StorageError
 from limits.strategies import MovingWindowRateLimiter
 
-from checkers_site import redis_cluster
+from checkers_site import clients, redis_cluster
 from game.errors import ActionError, no_such_game
 from game.i18n import lazy_text
 from game.models import ChatLine, Game
@@ -58,6 +58,14 @@ RATE_LINES = 3
 #: ... in any window of this many seconds, per socket and per writer (a seat, or a spectator's
 #: session) in a game, across every server process.
 RATE_WINDOW_S = 5
+#: And at most this many lines of one client address (all its sessions: free guest sessions cost
+#: nothing) in a game in the same window: a household or a classroom behind one address still
+#: talks, thirty throwaway sessions of one address do not flood a room.
+RATE_ADDRESS_LINES = 6
+#: Combining marks (Unicode ``Mn``, ``Me``) one letter may carry: enough for any script's
+#: accents and an emoji's variation selector and keycap, not for a letter piled with marks that
+#: spill over the lines around it.
+MAX_MARKS = 4
 #: Lines of each room a snapshot carries (the most recent ones).
 HISTORY_LINES = 50
 #: What the computer says in the players' room when a game it played is finished.
@@ -84,8 +92,9 @@ def clean_text(text: str) -> str:
     """``text`` trimmed (Unicode whitespace at both ends), checked to be a line one may send.
 
     Raises :class:`ActionError` ``chat_invalid`` (a control character: newline, tab, NUL, ...,
-    a lone surrogate or a bidirectional override), ``chat_empty`` (nothing but whitespace),
-    ``chat_too_long`` (over :data:`MAX_CHARS` characters).
+    a lone surrogate or a bidirectional override; or a letter with more than :data:`MAX_MARKS`
+    combining marks), ``chat_empty`` (nothing but whitespace), ``chat_too_long`` (over
+    :data:`MAX_CHARS` characters).
 
     >>> clean_text("  Good luck!  ")
     'Good luck!'
@@ -101,7 +110,26 @@ def clean_text(text: str) -> str:
     if len(trimmed) > MAX_CHARS:
         raise ActionError("chat_too_long", lazy_text(_("A chat line holds at most %(max)s characters."),
                                                      max=MAX_CHARS))
+    if most_marks(trimmed) > MAX_MARKS:
+        raise ActionError("chat_invalid", lazy_text(_("A letter of a chat line carries at most %(max)s accents "
+                                                      "or marks."), max=MAX_MARKS))
     return trimmed
+
+
+def most_marks(text: str) -> int:
+    """The most combining marks (Unicode ``Mn``, ``Me``) in a row in ``text``: those one letter carries.
+
+    >>> most_marks("café"), most_marks("Vie\u0323\u0302t"), most_marks("1\ufe0f\u20e3"), most_marks("a" + "\u0301" * 9)
+    (0, 2, 2, 9)
+    """
+    most = run = 0
+    for ch in text:
+        if unicodedata.category(ch) in ("Mn", "Me"):
+            run += 1
+            most = max(most, run)
+        else:
+            run = 0
+    return most
 
 
 def _code(check, text: str) -> str:
@@ -188,15 +216,24 @@ def _limiter(url: str, prefix: str) -> MovingWindowRateLimiter:
 
 
 _WRITER_RATE = limits.RateLimitItemPerSecond(RATE_LINES, RATE_WINDOW_S)
+_ADDRESS_RATE = limits.RateLimitItemPerSecond(RATE_ADDRESS_LINES, RATE_WINDOW_S)
 
 
-def writer_allows(game_id: str, player_id: str) -> bool:
-    """Count one line of ``player_id`` in game ``game_id`` in Redis (a moving window shared by
-    every tab and server process); False, and not counted, when the writer already sent
-    :data:`RATE_LINES` lines in the last :data:`RATE_WINDOW_S` seconds.  When Redis cannot
-    answer the line is let through (the socket's own rate still holds).  Synchronous."""
+def writer_allows(game_id: str, player_id: str, address: str | None = None) -> bool:
+    """Count one line of ``player_id`` from client ``address`` (None: unknown, not counted) in
+    game ``game_id`` in Redis (moving windows shared by every tab and server process); False, and
+    the line counted nowhere, when the writer already sent :data:`RATE_LINES` lines, or the
+    address :data:`RATE_ADDRESS_LINES`, in the last :data:`RATE_WINDOW_S` seconds.  When Redis
+    cannot answer the line is let through (the socket's own rate still holds).  Synchronous."""
+    counted = [(_WRITER_RATE, ("writer", player_id))]
+    if address:
+        counted.append((_ADDRESS_RATE, ("address", address)))
     try:
-        return _limiter(redis_cluster.site_limits_url(), settings.REDIS_PREFIX).hit(_WRITER_RATE, game_id, player_id)
+        limiter = _limiter(redis_cluster.site_limits_url(), settings.REDIS_PREFIX)
+        if not all(limiter.test(rate, game_id, *key) for rate, key in counted):
+            return False
+        # Tested first, so that a line one rate refuses is counted by none; each hit is atomic.
+        return all(limiter.hit(rate, game_id, *key) for rate, key in counted)
     except StorageError as exc:
         log.warning("chat rate unavailable, line let through: %s", exc)
         return True
@@ -205,12 +242,15 @@ def writer_allows(game_id: str, player_id: str) -> bool:
 @dataclass
 class Speaker:
     """One socket's voice in the chat: its session's player id and name, its language (for a
-    generated guest name) and its own :class:`LineRate`."""
+    generated guest name), its own :class:`LineRate` and its client address (as the limits count
+    it, :func:`checkers_site.clients.counted`; by default the one of the connection it is made
+    for, :func:`checkers_site.clients.current`)."""
 
     player_id: str | None
     session_name: str | None = None
     language: str | None = None
     rate: LineRate = field(default_factory=LineRate)
+    address: str | None = field(default_factory=lambda: clients.counted(clients.current()))
 
     def spectator_name(self) -> str:
         """The name a spectator writes under: the session's display name, or the session's guest
@@ -246,10 +286,11 @@ def say(game_id: str, speaker: Speaker, room: str, text: str, now: float | None 
     ``speaker``, as of ``now`` (monotonic seconds, for the socket's rate; default the current time).
 
     Checks the text (:func:`clean_text`), the room (:func:`_writer`), then the rates: the
-    socket's and the writer's (:func:`writer_allows`), :data:`RATE_LINES` lines per
-    :data:`RATE_WINDOW_S` seconds each.  Stores the line and returns :class:`Progress` with its
-    ``chat`` event, addressed by :func:`audience_of`.  The game row is read, not locked, and
-    its version is unchanged.  Synchronous (the database; Redis for the writer's rate).
+    socket's and the writer's, :data:`RATE_LINES` lines per :data:`RATE_WINDOW_S` seconds each,
+    and the client address's, :data:`RATE_ADDRESS_LINES` (:func:`writer_allows`).  Stores the
+    line and returns :class:`Progress` with its ``chat`` event, addressed by :func:`audience_of`.
+    The game row is read, not locked, and its version is unchanged.  Synchronous (the database;
+    Redis for the writer's and the address's rates).
 
     Raises :class:`ActionError`: ``chat_invalid``, ``chat_empty``, ``chat_too_long``,
     ``no_such_game``, ``no_session``, ``chat_computer``, ``chat_not_allowed``, ``chat_too_fast``.
@@ -261,7 +302,7 @@ def say(game_id: str, speaker: Speaker, room: str, text: str, now: float | None 
     seat, name = _writer(game, speaker, room)
     now = time.monotonic() if now is None else now
     assert speaker.player_id  # checked by _writer
-    if not speaker.rate.allows(now) or not writer_allows(game_id, speaker.player_id):
+    if not speaker.rate.allows(now) or not writer_allows(game_id, speaker.player_id, speaker.address):
         raise ActionError("chat_too_fast", lazy_text(
             _("Slow down: at most %(lines)s chat lines every %(seconds)s seconds."),
             lines=RATE_LINES, seconds=RATE_WINDOW_S))

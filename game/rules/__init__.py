@@ -8,7 +8,7 @@ game files follow PDN 3.0. The main types:
 - :class:`Move`: one ply, with its full path and captured squares.
 - :class:`Game`: a game record that decides the end (:class:`Outcome`).
 - :func:`perft`, :func:`divide`: move-generator counts.
-- :func:`read_games`, :func:`game_to_pdn`, :func:`write_game`: PDN files.
+- :func:`read_games`, :func:`game_to_pdn`, :func:`moves_to_pdn`, :func:`write_game`: PDN files.
 
 >>> from game.rules import Position
 >>> position = Position.initial()
@@ -26,7 +26,7 @@ from .errors import (
     RulesError,
 )
 from .game import FORTY_MOVE_PLIES, REPETITION_COUNT, Game, Outcome, Termination
-from .pdn import PdnGame, game_to_pdn, read_games, write_game
+from .pdn import PdnGame, game_to_pdn, moves_to_pdn, read_games, write_game
 from .position import INITIAL_FEN, SQUARES, AmbiguousMoveError, Color, Move, Position
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "read_games",
     "write_game",
     "game_to_pdn",
+    "moves_to_pdn",
     "RulesError",
     "InvalidFenError",
     "MalformedMoveError",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, TypedDict
 
 from .errors import RulesError
@@ -332,20 +332,39 @@ def game_to_pdn(game: Game, tags: Mapping[str, str] | None = None, width: int = 
     <BLANKLINE>
     1. 11-15 23-19 *
     """
-    given = dict(tags or {})
     if game.outcome is not None:
         result = game.outcome.result
     else:
-        result = given.get("Result") or "*"
+        result = (tags or {}).get("Result") or "*"
+    return moves_to_pdn([str(move) for move in game.moves], game.start.fen(), game.start.turn, result,
+                        tags, width)
+
+
+def moves_to_pdn(moves: Sequence[str], start_fen: str, first: Color, result: str,
+                 tags: Mapping[str, str] | None = None, width: int = 79) -> str:
+    """The PDN text of a game given as plain values, without replaying it: ``moves`` its plies'
+    full-form notations in order, ``start_fen`` the FEN of its start (``[SetUp]`` and ``[FEN]``
+    when not :data:`INITIAL_FEN`), ``first`` the side to move at the start, ``result`` its Result
+    tag.  Written exactly as :func:`game_to_pdn` writes a replayed game (which calls it), for
+    files of many stored games whose moves were checked when they were played.
+
+    >>> print(moves_to_pdn(["11-15", "23-19"], INITIAL_FEN, Color.BLACK, "1-0", {"Black": "Ann"}), end="")
+    [Event "?"]
+    [Site "?"]
+    [Date "????.??.??"]
+    [Black "Ann"]
+    [White "?"]
+    [Result "1-0"]
+    [GameType "21"]
+    <BLANKLINE>
+    1. 11-15 23-19 1-0
+    """
+    given = dict(tags or {})
     values = dict(_TAG_DEFAULTS)
     values.update({k: v for k, v in given.items() if k in _TAG_ORDER})
     values["Result"] = result
     values["GameType"] = given.get("GameType", GAME_TYPE)
-    lines = []
-    for name in _TAG_ORDER:
-        if name in values:
-            lines.append(f'[{name} "{_escape(values[name])}"]')
-    start_fen = game.start.fen()
+    lines = [f'[{name} "{_escape(values[name])}"]' for name in _TAG_ORDER if name in values]
     if start_fen != INITIAL_FEN:
         lines.append('[SetUp "1"]')
         lines.append(f'[FEN "{start_fen}"]')
@@ -353,28 +372,37 @@ def game_to_pdn(game: Game, tags: Mapping[str, str] | None = None, width: int = 
         if name not in _TAG_ORDER and name not in ("SetUp", "FEN"):
             lines.append(f'[{name} "{_escape(value)}"]')
     lines.append("")
-    tokens = []
-    turn = game.start.turn
-    number = 1
-    for index, move in enumerate(game.moves):
-        if turn is Color.BLACK:
-            tokens.append(f"{number}.")
-        elif index == 0:
-            tokens.append(f"{number}...")
-        tokens.append(str(move))
-        if turn is Color.WHITE:
-            number += 1
-        turn = turn.opponent
-    tokens.append(result)
-    line = ""
-    for token in tokens:
-        if line and len(line) + 1 + len(token) > width:
-            lines.append(line)
-            line = token
-        else:
-            line = f"{line} {token}" if line else token
-    lines.append(line)
+    lines.extend(_wrapped(_move_tokens(moves, first, result), width))
     return "\n".join(lines) + "\n"
+
+
+def _move_tokens(moves: Sequence[str], first: Color, result: str) -> list[str]:
+    """The move text's tokens: a number before each of Black's moves (``1.``; ``1...`` before a
+    first move of White's), the moves, the result."""
+    offset = 0 if first is Color.BLACK else 1
+    tokens = ["1..."] if offset and moves else []
+    for index, move in enumerate(moves, start=offset):
+        if not index & 1:
+            tokens.append(f"{index // 2 + 1}.")
+        tokens.append(move)
+    tokens.append(result)
+    return tokens
+
+
+def _wrapped(tokens: list[str], width: int) -> list[str]:
+    """``tokens`` joined by spaces into lines of at most ``width`` characters (a longer token alone)."""
+    lines: list[str] = []
+    line: list[str] = []
+    length = -1
+    for token in tokens:
+        if line and length + 1 + len(token) > width:
+            lines.append(" ".join(line))
+            line, length = [token], len(token)
+        else:
+            line.append(token)
+            length += 1 + len(token)
+    lines.append(" ".join(line))
+    return lines
 
 
 def write_game(handle: IO[str], game: Game, tags: Mapping[str, str] | None = None, width: int = 79) -> None:

@@ -444,36 +444,6 @@ def test_a_tab_open_before_the_log_in_reconnects_as_the_seat(alice):
     asyncio.run(scenario())
 
 
-def test_a_seek_made_as_a_guest_is_paired_as_the_account_logged_in_to_since():
-    """A guest seeks in one tab, logs in to an existing account in another; the seek, made with
-    the guest's session, meets someone: the game's seat is the account's, under its username."""
-    from tests.web.test_matchmaking import next_message, open_lobby, seek
-
-    owner = guest()
-    sign_up(owner, "Hana")
-    log_out(owner)
-    visitor, other = guest(), guest()
-    hana = Account.objects.get(user__username="Hana")
-
-    async def scenario():
-        v = await open_lobby(browser_of(visitor, "someone"))
-        o = await open_lobby(browser_of(other, "otto"))
-        assert (await seek(v, name="someone"))["waiting"] == 1
-        assert (await asyncio.to_thread(log_in, visitor, "Hana")).status_code == 302
-        await seek(o, name="otto")
-        paired = [await next_message(v, timeout=10), await next_message(o, timeout=10)]
-        assert [m["type"] for m in paired] == ["paired", "paired"], paired
-        for comm in (v, o):
-            await comm.disconnect()
-        return paired[0]
-
-    paired = asyncio.run(scenario())
-    game = Game.objects.get(pk=paired["game"])
-    seat = (game.black_player, game.black_name) if paired["color"] == "B" else (game.white_player, game.white_name)
-    assert seat == (hana.player_id, "Hana")
-    assert visitor.session["player_id"] == hana.player_id   # and so the visitor's page is that seat
-
-
 def test_the_sign_up_page_holds_the_username_box_to_the_username_rules():
     """The page lets no more be typed than a username may have (the user model's 150 allowed 60-character
     names to be typed and then refused)."""

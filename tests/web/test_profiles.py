@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from game import rules
 from game.models import Account, Game, Move, Rating, RatingChange
-from game.profiles import reads
+from game.profiles import pdn_file, reads
 from game.rules import pdn
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -279,13 +279,21 @@ async def test_pdn_download_streams_every_game_and_parses_back():
 def test_pdn_batches_cover_every_game_once():
     alice = account("alice")
     made = {game(alice.player_id, "6" * 32, black_name="alice", moves=OPENING[:2], result="1-0").id
-            for _ in range(5)}
-    # Games created in the same instant are told apart by their ids.
+            for _ in range(3)}
+    made |= {game("6" * 32, alice.player_id, white_name="alice", moves=OPENING[:2], result="0-1").id
+             for _ in range(2)}
+    # Games created in the same instant are told apart by their ids, whichever seat she held.
     Game.objects.filter(pk__in=made).update(created_at=timezone.now())
-    batches = list(reads.pdn_batches(reads.played_games(alice.player_id), "example.org", batch=2))
-    assert [len(b) for b in batches] == [2, 2, 1]
-    sites = [t for b in batches for t in b]
-    assert len(sites) == 5 and all('[Site "example.org"]' in t for t in sites)
+    batches, cursor = [], None
+    while True:
+        batch = pdn_file.batch(alice.player_id, "example.org", cursor, limit=2)
+        batches.append(batch)
+        if batch.cursor is None:
+            break
+        cursor = batch.cursor
+    assert [b.games for b in batches] == [2, 2, 1]
+    texts = "".join(b.text for b in batches)
+    assert texts.count('[Site "example.org"]') == 5 and len(list(pdn.read_games(io.StringIO(texts)))) == 5
 
 
 # --- My games and the badge ----------------------------------------------------------------------
