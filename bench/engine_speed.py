@@ -79,10 +79,13 @@ def main(argv=None):
 def timed(time_ms: float) -> None:
     """Each evaluation's searches at ``time_ms`` on the same positions: depth, nodes, nodes per CPU second."""
     positions = POSITIONS + [(f"ballot {b.number}", b.record().position.fen()) for b in ballots.approved()[:10]]
-    native.load_network()
-    print(f"\ntimed searches, {time_ms:.0f} ms each (wall); network {native.network_shape()}, "
-          f"{native.network_simd()}; endgame database {native.endgame_pieces() or 'none'} pieces; "
-          f"load average {load()}")
+    with_network = hasattr(native, "load_network")  # a core of before the network: the hand-written one only
+    if with_network:
+        native.load_network()
+    native.load_endgames()
+    shape = f"network {native.network_shape()}, {native.network_simd()}" if with_network else "no network"
+    print(f"\ntimed searches, {time_ms:.0f} ms each (wall); {shape}; endgame database "
+          f"{native.endgame_pieces() or 'no'} pieces; load average {load()}")
     print(f"{'position':<14} {'hand: depth':>11} {'nodes':>11} {'n/cpu s':>11}   "
           f"{'network: depth':>14} {'nodes':>11} {'n/cpu s':>11}")
     totals = {False: [0, 0, 0.0], True: [0, 0, 0.0]}
@@ -90,8 +93,12 @@ def timed(time_ms: float) -> None:
         position = Position.from_fen(fen)
         cells = []
         for network in (False, True):
+            if network and not with_network:
+                cells.append(f"{'-':>14} {'-':>11} {'-':>11}")
+                continue
+            options = {"network": True} if network else {}
             started = time.process_time()
-            result = native.search(position, time_ms=time_ms, network=network)
+            result = native.search(position, time_ms=time_ms, **options)
             cpu = max(time.process_time() - started, 1e-6)
             totals[network][0] += result.depth
             totals[network][1] += result.nodes
@@ -99,7 +106,7 @@ def timed(time_ms: float) -> None:
             cells.append(f"{result.depth:>{14 if network else 11}} {result.nodes:>11,} {result.nodes / cpu:>11,.0f}")
         print(f"{name:<14} {cells[0]}   {cells[1]}")
     count = len(positions)
-    for network in (False, True):
+    for network in (False, True) if with_network else (False,):
         depth, nodes, cpu = totals[network]
         print(f"{'network' if network else 'hand':<8} mean depth {depth / count:.2f}, mean nodes {nodes / count:,.0f}, "
               f"{nodes / cpu:,.0f} nodes per CPU second")

@@ -334,7 +334,8 @@ def train(args: argparse.Namespace) -> None:
     out = args.output or OUT / f"model-{args.seed}.pt"
     out.parent.mkdir(parents=True, exist_ok=True)
     torch.save({"state": model.state_dict(), "h1": args.h1, "h2": args.h2,
-                "settings": {k: str(v) for k, v in vars(args).items()}, "held_out_loss": test}, out)
+                "settings": {k: [str(p) for p in v] if isinstance(v, list) else str(v) for k, v in vars(args).items()},
+                "held_out_loss": test}, out)
     print(f"model written to {out}; {time.perf_counter() - started:.0f} s; {load_text()}")
 
 
