@@ -187,7 +187,7 @@ def generate(args: argparse.Namespace) -> None:
         if candidate.is_file():
             endgames = str(candidate)
             break
-    network = str(args.network) if args.network else None
+    network = str(args.network or native.NETWORK_PATH) if args.evaluation == "network" else None
     jobs = [(i, deck[i % len(deck)], args.seed, args.nodes, args.random, args.random_plies, args.max_plies,
              args.evaluation, network, endgames) for i in range(args.games)]
     print(f"{args.games} games at {args.nodes} nodes a move, evaluation {args.evaluation}, endgame database "

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from game.engine import native
-from game.engine.levels import choose_move, level
+from game.engine.levels import CONFIGURATIONS, choose_move, level
 from game.rules import Color, Position
 
 from .budget import within_budget
@@ -135,3 +135,20 @@ def test_level_9_move_stays_within_its_budget(shipped):
     chosen = dataclasses.replace(level(9), time_ms=400)
     choice = within_budget(lambda: choose_move(position, chosen), 400)
     assert position.parse_move(choice["move"]) in position.legal_moves()
+
+
+def test_a_search_that_reuses_the_table_starts_from_the_earlier_searches(shipped):
+    position = Position.from_fen("W:W17,19,21,24,25,26,27,29,31:B3,4,5,6,8,10,13,16,20")
+    first = native.search(position, depth=9, network=True, endgames=False)
+    again = native.search(position, depth=9, network=True, endgames=False)
+    reused = native.search(position, depth=9, network=True, endgames=False, reuse_table=True)
+    assert again.nodes == first.nodes  # without reuse a search is reproducible
+    assert reused.nodes < first.nodes
+    assert reused.move in position.legal_moves()
+
+
+def test_level_9_uses_the_network_and_the_former_level_9_is_kept_by_name():
+    assert level(9).network and level(9).reuse_table and level(9).book
+    former = CONFIGURATIONS["9-hand"]
+    assert (former.number, former.network, former.reuse_table, former.book) == (9, False, False, True)
+    assert not any(level(n).network for n in range(1, 9))
