@@ -16,7 +16,8 @@
  * The search follows game/engine/search.py (docs/engine.md, "The search"): iterative deepening,
  * principal-variation negamax with late-move reductions, a transposition table, killer and history
  * ordering, quiescence on captures, single-reply extension, draws by repetition and the forty-move
- * rule. The evaluation is game/engine/evaluate.py's, its weights settable from Python.
+ * rule. The evaluation is game/engine/evaluate.py's, its weights settable from Python, or a learned
+ * network loaded from a file (game/engine/network.bin; docs/engine.md "The learned evaluation").
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
