@@ -2,9 +2,11 @@
 
 Run from the repository root (after ``make install``, which builds the core)::
 
-    .venv/bin/python bench/train_network.py generate --seed 1 --games 12000 --nodes 4000   # var/network/games-1.npz
+    .venv/bin/python bench/train_network.py generate --seed 1 --games 30000 --nodes 4000   # var/network/games-1.npz
     .venv/bin/python bench/train_network.py train --data var/network/games-1.npz              # var/network/model-1.pt
     .venv/bin/python bench/train_network.py export --model var/network/model-1.pt             # game/engine/network.bin
+
+(docs/engine.md, "The learned evaluation", gives the four ``train`` runs of the shipped network.)
 
 ``generate`` plays self-play games of the compiled core at a fixed node budget per move
 (``--nodes``; no time limit, so a game depends only on its seed, the evaluation the core
@@ -57,7 +59,7 @@ from game.rules import Game, ballots  # noqa: E402
 OUT = ROOT / "var" / "network"
 RESULTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 FORTY_MOVE_PLIES = 80
-#: Seconds of the logistic fit: 0.01 per hundredth of a man (bench/texel.py's K).
+#: The logistic fit's scale: 0.01 per hundredth of a man (bench/texel.py's K).
 K = 0.01
 
 
