@@ -17,7 +17,8 @@ What it searches:
   moves: ``ballot 58 20x11``).
 
 Each position is searched by the compiled core (``game.engine.native.search``) with the default
-evaluation weights, without an endgame database, up to ``--nodes`` positions visited (default
+evaluation weights (``--network``: with the learned network of ``game/engine/network.bin``, whose
+SHA-256 the header names), without an endgame database, up to ``--nodes`` positions visited (default
 40,000,000) and ``--depth`` plies (default: no limit but the core's 60). Node and depth budgets, not
 wall time: a search's result depends only on its position and budget (the core's table keeps no
 entries from one search to the next), so a rebuild with the same arguments writes the same file,
@@ -37,6 +38,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import datetime
+import hashlib
 import multiprocessing
 import os
 import resource
@@ -59,7 +61,7 @@ DEFAULT_PLIES = 6
 Found = tuple[str, str, int, int, list[str], int, float]
 
 
-def search_one(fen: str, nodes: int, depth: int | None) -> Found:
+def search_one(fen: str, nodes: int, depth: int | None, network: bool = False) -> Found:
     """Worker function: the core's search of ``fen`` within ``nodes`` positions and ``depth`` plies.
 
     Returns ``(fen, move, score, depth reached, pv, nodes visited, CPU seconds)``; moves in full
@@ -67,7 +69,7 @@ def search_one(fen: str, nodes: int, depth: int | None) -> Found:
     """
     position = Position.from_fen(fen)
     started = time.process_time()
-    result = native.search(position, nodes=nodes, depth=depth, endgames=False)
+    result = native.search(position, nodes=nodes, depth=depth, endgames=False, network=network)
     if result.move is None:
         raise ValueError(f"no legal move in {fen}")
     return (fen, str(result.move), result.score, result.depth, [str(m) for m in result.pv[:PV_PLIES]],
@@ -77,10 +79,12 @@ def search_one(fen: str, nodes: int, depth: int | None) -> Found:
 class Builder:
     """The book under construction: entries by FEN, in the order their positions were found."""
 
-    def __init__(self, pool: concurrent.futures.Executor, nodes: int, depth: int | None) -> None:
+    def __init__(self, pool: concurrent.futures.Executor, nodes: int, depth: int | None,
+                 network: bool = False) -> None:
         self.pool = pool
         self.nodes = nodes
         self.depth = depth
+        self.network = network
         self.entries: dict[str, Found] = {}
         self.sources: dict[str, str] = {}
         #: Positions with one legal move: not searched, not in the book (there is nothing to choose).
@@ -100,7 +104,7 @@ class Builder:
             elif fen not in self.sources:
                 self.sources[fen] = source
                 batch.append(fen)
-        futures = [self.pool.submit(search_one, fen, self.nodes, self.depth) for fen in batch]
+        futures = [self.pool.submit(search_one, fen, self.nodes, self.depth, self.network) for fen in batch]
         for future in concurrent.futures.as_completed(futures):
             found = future.result()
             self.entries[found[0]] = found
@@ -154,11 +158,16 @@ def build(builder: Builder, plies: int, ballot_count: int) -> None:
 def write(builder: Builder, path: Path, command: str, args: argparse.Namespace) -> int:
     """Write the book to ``path`` (through a temporary file); returns its size in bytes."""
     depth = "no depth limit" if args.depth is None else f"at most {args.depth} plies"
+    if args.network:
+        digest = hashlib.sha256(native.NETWORK_PATH.read_bytes()).hexdigest()
+        evaluation = f"the learned network (network.bin, sha256 {digest})"
+    else:
+        evaluation = "default evaluation weights"
     lines = [
         FORMAT_LINE,
         f"# built by: {command}",
         f"# date: {args.date}",
-        f"# search: the compiled core, default evaluation weights, no endgame database; "
+        f"# search: the compiled core, {evaluation}, no endgame database; "
         f"{args.nodes:,} nodes per position, {depth}",
         f"# positions: {len(builder.entries)} (the free start and its lines to {args.plies} plies, "
         f"the first {args.ballots} approved ACF ballots, past any forced reply; no position with a single legal move)",
@@ -187,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--date", default=datetime.datetime.now(datetime.UTC).date().isoformat(),
                         help="the date the header names (default: today, UTC)")
     parser.add_argument("--output", type=Path, default=BOOK_PATH, help="the book file to write")
+    parser.add_argument("--network", action="store_true", help="search with the learned network")
     args = parser.parse_args(argv)
     if args.nodes < 1 or args.plies < 0 or not 0 <= args.ballots <= len(ballots.approved()) or args.workers < 1:
         parser.error("--nodes and --workers must be positive, --plies at least 0, --ballots 0 to 156")
@@ -198,11 +208,13 @@ def main(argv: list[str] | None = None) -> int:
     command = f"bench/build_book.py --nodes {args.nodes} --plies {args.plies} --ballots {args.ballots}"
     if args.depth is not None:
         command += f" --depth {args.depth}"
+    if args.network:
+        command += " --network"
     command += f" --date {args.date}"
     started = time.monotonic()
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=args.workers, mp_context=context) as pool:
-        builder = Builder(pool, args.nodes, args.depth)
+        builder = Builder(pool, args.nodes, args.depth, args.network)
         build(builder, args.plies, args.ballots)
     size = write(builder, args.output, command, args)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -7,10 +7,14 @@ Run from the repository root::
     .venv/bin/python bench/engine_match.py --match 2:1 --match 3:2 --openings 60     # the ladder (docs/engine.md)
     .venv/bin/python bench/engine_match.py --match 9:9@python --openings 50 --time-scale 0.2
     .venv/bin/python bench/engine_match.py --match 9+weights=var/texel/weights-1.json:9 --nodes 20000 --openings 78
+    .venv/bin/python bench/engine_match.py --match 9:9-hand --openings 100 --time-scale 0.4   # 1 s a move
 
 A player is a level (1-9), optionally with the engine that searches for it
 (``9@core``, ``9@python``; plain ``9`` is the site's default, the compiled core
-when it is built), or ``random``. ``9:9@python`` is the computer's strongest
+when it is built), a named configuration of ``game.engine.levels.CONFIGURATIONS``
+(``9-hand``: level 9 before the learned evaluation), or ``random``.
+
+``9:9@python`` is the computer's strongest
 level against the same level searched by the pure-Python search, at equal time
 (the reference plays without the opening book, as the levels did before it).
 A level without blunders or noise (6-9) searched by the core may have its own evaluation weights:
@@ -33,7 +37,8 @@ implies with a 95% interval (Wilson's interval on the score fraction).
 
 Games run in parallel worker processes (``--workers``, default 2). Levels 1-8
 search to a fixed depth, so their matches do not depend on the machine or its
-load; level 9 has a time budget, so its figures do.
+load; level 9 has a time budget, so its figures do: the machine's load average is printed at the
+start and after each match.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ import dataclasses
 import json
 import math
 import multiprocessing
+import os
 import platform
 import random
 import sys
@@ -55,12 +61,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from game.engine import LEVELS, native, search  # noqa: E402
-from game.engine.levels import ENGINES, choose_move, engine_in_use  # noqa: E402
+from game.engine.levels import CONFIGURATIONS, ENGINES, Level, choose_move, engine_in_use  # noqa: E402
 from game.rules import Game, Position, ballots  # noqa: E402
 
 DEFAULT_MATCHES = ["1:random", "2:1", "3:2", "4:3", "5:4", "6:5", "7:6", "8:7"]
 #: An opening scored beyond this (hundredths of a man) by a short search counts as lost and is dropped.
 BALANCED = 150
+
+
+def load_text() -> str:
+    """The machine's load average over 1, 5 and 15 minutes, and its cores."""
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} {five:.2f} {fifteen:.2f} (1, 5, 15 min; {os.cpu_count()} cores)"
 
 
 def three_move_openings() -> list[tuple[str, ...]]:
@@ -129,23 +141,33 @@ class Player:
     weights_from: str = ""
     #: A node budget per move instead of the level's time budget (core only).
     nodes: int | None = None
+    #: A named configuration (``CONFIGURATIONS``) instead of the site's level ``level``.
+    config: str | None = None
+
+    @property
+    def base(self) -> Level:
+        """The :class:`~game.engine.levels.Level` this player plays (its configuration's, else the site's)."""
+        assert self.level is not None
+        return CONFIGURATIONS[self.config] if self.config else LEVELS[self.level - 1]
 
     @property
     def name(self) -> str:
         """For the report, e.g. ``'level 3 (Club player, 300 ms, core)'``."""
         if self.level is None:
             return "random mover"
-        chosen = LEVELS[self.level - 1]
+        chosen = self.base
         depth = f", depth {chosen.depth}" if chosen.depth else ""
         budget = f"{self.nodes} nodes" if self.nodes else f"{self.budget_ms} ms"
         weights = f", weights {self.weights_from}" if self.weights_from else ""
-        return f"level {chosen.number} ({chosen.name}, {budget}{depth}, {engine_in_use(self.engine)}{weights})"
+        extra = (", network" if chosen.network else "") + (", table kept" if chosen.reuse_table else "")
+        label = self.config or f"level {chosen.number}"
+        return f"{label} ({chosen.name}, {budget}{depth}, {engine_in_use(self.engine)}{extra}{weights})"
 
     @property
     def budget_ms(self) -> int:
         """The level's time budget per move (ms), after ``time_scale`` for a level that searches as deep
         as its time allows; a level with a fixed depth keeps its budget (only a cap for a slow machine)."""
-        chosen = LEVELS[self.level - 1]
+        chosen = self.base
         if chosen.depth is not None:
             return chosen.time_ms
         return max(10, int(chosen.time_ms * self.time_scale))
@@ -155,14 +177,15 @@ class Player:
         position = game.position
         if self.level is None:
             return rng.choice(position.legal_moves())
-        chosen = dataclasses.replace(LEVELS[self.level - 1], time_ms=self.budget_ms)
+        chosen = dataclasses.replace(self.base, time_ms=self.budget_ms)
         if engine_in_use(self.engine) == "python":
             chosen = dataclasses.replace(chosen, book=False)   # the reference: the levels as they were
         kept = game.no_progress_plies
         history = game.positions[-1 - kept:-1] if kept else []
         if self.weights is not None or self.nodes:
             found = native.search(position, time_ms=None if self.nodes else self.budget_ms, depth=chosen.depth,
-                                  nodes=self.nodes, history=history, no_progress=kept, weights=self.weights).move
+                                  nodes=self.nodes, history=history, no_progress=kept, weights=self.weights,
+                                  network=chosen.network, reuse_table=chosen.reuse_table).move
             assert found is not None  # the game is not over, so there is a legal move
             return found
         choice = choose_move(position, chosen, history=history, no_progress=kept, rng=rng, engine=self.engine)
@@ -229,11 +252,14 @@ def read_weights(path: str) -> dict[str, int]:
 
 
 def parse_player(text: str, time_scale: float, nodes: int | None = None) -> Player:
-    """``'random'``, a level number 1-9, or ``<level>@<engine>`` (``9@python``), optionally followed by
+    """``'random'``, a level number 1-9, a name of ``CONFIGURATIONS`` (``9-hand``), or ``<level>@<engine>``
+    (``9@python``), optionally followed by
     ``+weights=<file>`` (levels 6-9, core only), as a :class:`Player`; ``nodes``: a node budget per move
     for levels 6-9 instead of their time; argparse's error for anything else."""
     if text == "random":
         return Player(None)
+    if text in CONFIGURATIONS:
+        return Player(CONFIGURATIONS[text].number, time_scale, nodes=nodes, config=text)
     text, _, extra = text.partition("+")
     level, _, engine = text.partition("@")
     if not level.isdigit() or not 1 <= int(level) <= len(LEVELS):
@@ -274,6 +300,7 @@ def main() -> None:
     started = time.perf_counter()
     budgets = f"{args.nodes} nodes a move for levels 6-9" if args.nodes else f"time budgets x{args.time_scale}"
     print(f"Python {platform.python_version()} on {platform.machine()}, {args.workers} games at once; {budgets}")
+    print(f"load average {load_text()}")
     if args.openings_from == "acf":
         deck = acf_openings()
         print(f"Openings: the ACF's {len(deck)} approved 3-move ballots; {args.openings} drawn per match, "
@@ -301,7 +328,8 @@ def main() -> None:
               f"avg {result['plies']:.0f} plies  [{endings}]  {time.perf_counter() - match_started:.0f} s",
               flush=True)
         low, elo, high = elo_interval(points, result["games"])
-        print(f"  Elo difference {elo:+.0f} (95%: {low:+.0f} to {high:+.0f})\n", flush=True)
+        print(f"  Elo difference {elo:+.0f} (95%: {low:+.0f} to {high:+.0f})", flush=True)
+        print(f"  load average {load_text()}\n", flush=True)
     print(f"total {time.perf_counter() - started:.0f} s")
 
 

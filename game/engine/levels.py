@@ -40,7 +40,7 @@ from .search import WIN, SearchData, SearchResult, _OutOfTime, _Searcher, search
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Level", "LEVELS", "MoveChoice", "level", "choose_move", "play", "analyse", "draw_score",
+__all__ = ["Level", "LEVELS", "CONFIGURATIONS", "MoveChoice", "level", "choose_move", "play", "analyse", "draw_score",
            "ANALYSIS_MAX_MS", "ENGINES", "engine_in_use", "engine_search"]
 
 #: The engines a caller may ask for.
@@ -78,7 +78,10 @@ class Level:
     budget per move in milliseconds (the most a move may take); ``blunder``: probability (0-1) of playing
     a random legal move instead of searching; ``noise``: the spread (hundredths
     of a man) of the random amount added to each candidate move's score; ``book``: plays the
-    opening book's move in a position the book holds.
+    opening book's move in a position the book holds; ``network``: the compiled core evaluates with
+    the learned network (``docs/engine.md``, "The learned evaluation"; the hand-written evaluation when
+    no network can be loaded, and always in the Python search); ``reuse_table``: the core's search keeps
+    its transposition table from one move to the next (entries of earlier searches aged out first).
     """
 
     number: int
@@ -88,6 +91,8 @@ class Level:
     blunder: float = 0.0
     noise: int = 0
     book: bool = False
+    network: bool = False
+    reuse_table: bool = False
 
     @property
     def player_name(self) -> str:
@@ -108,8 +113,16 @@ LEVELS = (
     Level(6, "Expert", depth=7, time_ms=1500),
     Level(7, "Master", depth=9, time_ms=2500),
     Level(8, "Grandmaster", depth=12, time_ms=2500),
-    Level(9, "Champion", depth=None, time_ms=2500, book=True),
+    Level(9, "Champion", depth=None, time_ms=2500, book=True, network=True, reuse_table=True),
 )
+
+
+#: Configurations kept by name to measure the levels against (``bench/engine_match.py``), never offered
+#: on the site: ``"9-hand"`` is level 9 as it played before the learned evaluation (the hand-written
+#: evaluation, a table emptied for every move; its book and endgame database as the level's).
+CONFIGURATIONS = {
+    "9-hand": Level(9, "Champion (hand-written evaluation)", depth=None, time_ms=2500, book=True),
+}
 
 
 def level(number: int) -> Level:
@@ -135,16 +148,19 @@ def engine_in_use(engine: str = "auto") -> str:
 
 
 def engine_search(position: Position, *, engine: str = "auto", time_ms: float | None = None,
-                  depth: int | None = None, history: Sequence[Position] = (), no_progress: int = 0) -> SearchResult:
+                  depth: int | None = None, history: Sequence[Position] = (), no_progress: int = 0,
+                  network: bool = False, reuse_table: bool = False) -> SearchResult:
     """:func:`game.engine.search.search` or :func:`game.engine.native.search`, as ``engine`` says.
 
-    Arguments and errors as theirs (and :func:`engine_in_use`'s). Should the core ever return a move the
+    Arguments and errors as theirs (and :func:`engine_in_use`'s); ``network`` and ``reuse_table`` as
+    in :func:`game.engine.native.search`, for the core only. Should the core ever return a move the
     rules refuse (:class:`~game.engine.native.CoreDisagrees`), the Python search answers instead and
     the disagreement is logged as an error.
     """
     if engine_in_use(engine) == "core":
         try:
-            return native.search(position, time_ms=time_ms, depth=depth, history=history, no_progress=no_progress)
+            return native.search(position, time_ms=time_ms, depth=depth, history=history, no_progress=no_progress,
+                                 network=network, reuse_table=reuse_table)
         except native.CoreDisagrees:
             log.exception("engine core disagrees with the rules in %s; searching in Python", position.fen())
     return search(position, time_ms=time_ms, depth=depth, history=list(history), no_progress=no_progress)
@@ -219,7 +235,7 @@ def choose_move(position: Position, chosen: Level, *, history: Sequence[Position
                 log.exception("engine core disagrees with the rules in %s; scoring in Python", position.fen())
         return _noisy_choice(position, chosen.depth, chosen.noise, chosen.time_ms, rng)
     result = engine_search(position, engine=which, time_ms=chosen.time_ms, depth=chosen.depth, history=history,
-                           no_progress=no_progress)
+                           no_progress=no_progress, network=chosen.network, reuse_table=chosen.reuse_table)
     # There is a legal move, so the search found one: "move" is a string.
     return cast(MoveChoice, {**result.as_dict(), "random": False})
 
@@ -243,22 +259,25 @@ def analyse(fen: str, time_ms: int, history: Sequence[str] = (), no_progress: in
     """Worker function: the engine's best line for ``fen`` within ``time_ms`` (capped at :data:`ANALYSIS_MAX_MS`).
 
     Returns :meth:`SearchResult.as_dict` (``move`` None when the side to move
-    has no legal move). Raises :class:`~game.rules.InvalidFenError` for a bad FEN,
-    ValueError for an unknown engine.
+    has no legal move). The core searches with the learned evaluation, as level 9 does (its table
+    emptied first, so the same request gives the same line). Raises
+    :class:`~game.rules.InvalidFenError` for a bad FEN, ValueError for an unknown engine.
     """
     position = Position.from_fen(fen)
     earlier = [Position.from_fen(text) for text in history]
     budget = max(1, min(int(time_ms), ANALYSIS_MAX_MS))
     return engine_search(position, engine=engine, time_ms=budget, history=earlier,
-                         no_progress=no_progress).as_dict()
+                         no_progress=no_progress, network=True).as_dict()
 
 
 def draw_score(fen: str, time_ms: int = 300, history: Sequence[str] = (), no_progress: int = 0,
                engine: str = "auto") -> int:
     """Worker function: the score of ``fen`` for its side to move (hundredths of a man), to answer a draw offer.
 
-    ``-WIN`` when the side to move has no legal move. ``engine``: one of :data:`ENGINES`.
+    ``-WIN`` when the side to move has no legal move. ``engine``: one of :data:`ENGINES`. The core
+    searches with the learned evaluation (:func:`analyse`).
     """
     position = Position.from_fen(fen)
     earlier = [Position.from_fen(text) for text in history]
-    return engine_search(position, engine=engine, time_ms=time_ms, history=earlier, no_progress=no_progress).score
+    return engine_search(position, engine=engine, time_ms=time_ms, history=earlier, no_progress=no_progress,
+                         network=True).score

@@ -5,8 +5,8 @@ and ``opp`` are the pieces of the side to move and of the other side (bit
 ``n - 1`` for square ``n``), ``kings`` the kings of both sides and ``black``
 tells whether the side to move is Black. The legality of every move comes
 from :mod:`game.rules.bitboard` (the same code behind
-:meth:`game.rules.Position.legal_moves`); this module only turns the moves into
-the positions after them.
+:meth:`game.rules.Position.legal_moves`: its capture results and its quiet moves,
+in the rules' order); this module only turns the moves into the positions after them.
 
 A move here is a *move key*, an ``int``: ``from index | to index << 5 | captured
 mask << 10`` (indices 0-31). Capture routes that take the same pieces and end
@@ -28,15 +28,11 @@ __all__ = ["ChildMove", "children", "move_key", "to_rules_move", "state_of", "po
 #: after it, kings after it, irreversible (a capture or a man move), number of pieces captured).
 ChildMove: TypeAlias = tuple[int, int, int, int, bool, int]
 
-_FULL = bb.FULL
 _CROWN_BLACK = bb.ROW_BOTTOM
 _CROWN_WHITE = bb.ROW_TOP
-_STEP_EVEN = bb.STEP_EVEN
-_STEP_ODD = bb.STEP_ODD
-_SHIFT_EVEN = bb.SHIFT_EVEN
-_SHIFT_ODD = bb.SHIFT_ODD
 _jumpers = bb.jumpers
 _capture_results = bb.capture_results
+_quiet_moves = bb.quiet_moves
 
 
 def state_of(position: Position) -> tuple[int, int, int, bool]:
@@ -78,31 +74,17 @@ def children(own: int, opp: int, kings: int, black: bool) -> tuple[list[ChildMov
                 new_kings |= to_bit
             append((key, (own & ~from_bit) | to_bit, opp & ~taken, new_kings, True, taken.bit_count()))
         return out, True
-    empty = _FULL & ~(own | opp)
     crown_row = _CROWN_BLACK if black else _CROWN_WHITE
-    if black:
-        groups = ((own, 2), (own & kings, 0))
-    else:
-        groups = ((own, 0), (own & kings, 2))
-    for pieces, first in groups:
-        if not pieces:
-            continue
-        for d in (first, first + 1):
-            for movers, shift in ((pieces & _STEP_EVEN[d], _SHIFT_EVEN[d]), (pieces & _STEP_ODD[d], _SHIFT_ODD[d])):
-                targets = (movers << shift if shift > 0 else movers >> -shift) & empty
-                while targets:
-                    to_bit = targets & -targets
-                    targets ^= to_bit
-                    from_bit = to_bit >> shift if shift > 0 else to_bit << -shift
-                    moved = from_bit | to_bit
-                    to = to_bit.bit_length() - 1
-                    key = (to - shift) | to << 5
-                    if kings & from_bit:
-                        append((key, own ^ moved, opp, kings ^ moved, False, 0))
-                    elif to_bit & crown_row:
-                        append((key, own ^ moved, opp, kings | to_bit, True, 0))
-                    else:
-                        append((key, own ^ moved, opp, kings, True, 0))
+    for start, to in _quiet_moves(own, opp, kings, black):
+        from_bit, to_bit = 1 << start, 1 << to
+        moved = from_bit | to_bit
+        key = start | to << 5
+        if kings & from_bit:
+            append((key, own ^ moved, opp, kings ^ moved, False, 0))
+        elif to_bit & crown_row:
+            append((key, own ^ moved, opp, kings | to_bit, True, 0))
+        else:
+            append((key, own ^ moved, opp, kings, True, 0))
     return out, False
 
 

@@ -42,12 +42,17 @@ __all__ = ["CoreMissing", "CoreDisagrees", "available", "WEIGHT_NAMES", "default
            "set_weights", "reset_weights", "evaluate", "perft", "legal_moves", "search", "score_moves",
            "ENDGAME_DIR", "endgame_path", "EndgameStats", "build_endgames", "load_endgames", "unload_endgames",
            "endgame_pieces", "probe_endgame", "Verdict", "endgame_verdict", "MAX_ENDGAME_LINE", "endgame_line",
-           "verify_endgames", "endgame_positions"]
+           "verify_endgames", "endgame_positions", "NETWORK_PATH", "load_network", "network_loaded",
+           "network_shape", "network_simd", "network_evaluate"]
 
 log = logging.getLogger(__name__)
 
 #: Where the endgame databases live: ``ENGINE_ENDGAME_DIR``, else the checkout's ``var/endgames``.
 ENDGAME_DIR = Path(os.environ.get("ENGINE_ENDGAME_DIR") or Path(__file__).resolve().parents[2] / "var" / "endgames")
+
+#: The learned evaluation's weights (docs/engine.md, "The learned evaluation"): ``ENGINE_NETWORK``, else the
+#: file shipped beside this module.
+NETWORK_PATH = Path(os.environ.get("ENGINE_NETWORK") or Path(__file__).resolve().parent / "network.bin")
 
 _core: ModuleType | None
 try:
@@ -116,13 +121,18 @@ def _state(position: Position) -> tuple[int, int, int, bool]:
     return position.black, position.white, position.kings, position.turn is Color.BLACK
 
 
-def evaluate(position: Position, weights: Mapping[str, int] | None = None) -> int:
+def evaluate(position: Position, weights: Mapping[str, int] | None = None, *, network: bool = False) -> int:
     """The core's static evaluation of ``position`` for its side to move (hundredths of a man).
 
     ``weights``: some weights for this call only (see :func:`set_weights`). With the default weights it
-    equals :func:`game.engine.evaluate.evaluate`. Raises :class:`CoreMissing`, TypeError, ValueError.
+    equals :func:`game.engine.evaluate.evaluate`. ``network``: the learned evaluation instead (loaded
+    first if this process has not tried yet). Raises :class:`CoreMissing`, TypeError, ValueError, and
+    RuntimeError for ``network`` when no network could be loaded.
     """
-    score: int = _module().evaluate(*_state(position), weights=None if weights is None else dict(weights))
+    state = _state(position)
+    if network:
+        _ensure_network()
+    score: int = _module().evaluate(*state, weights=None if weights is None else dict(weights), network=network)
     return score
 
 
@@ -155,14 +165,20 @@ def _to_move(position: Position, route: Route) -> Move:
 
 def search(position: Position, *, time_ms: float | None = None, depth: int | None = None, nodes: int | None = None,
            history: Sequence[Position] = (), no_progress: int = 0,
-           weights: Mapping[str, int] | None = None, endgames: bool = True) -> SearchResult:
+           weights: Mapping[str, int] | None = None, endgames: bool = True, network: bool = False,
+           reuse_table: bool = False) -> SearchResult:
     """Search ``position`` with the compiled core; the same contract as :func:`game.engine.search.search`.
 
     ``time_ms``: wall-time budget (ms); ``depth``: deepest iteration (plies, at most 60); ``nodes``:
     the most positions to visit. At least one limit is needed; the first reached ends the search
     (the first iteration always completes). ``history`` and ``no_progress`` as in
     :func:`game.engine.search.search`; ``weights``: evaluation weights for this search only;
-    ``endgames``: use the endgame database when one is loaded (the first search loads it).
+    ``endgames``: use the endgame database when one is loaded (the first search loads it);
+    ``network``: evaluate with the learned network (:func:`load_network`; the shipped one is loaded
+    on first use) instead of the hand-written evaluation, which searches without it and when no
+    network can be loaded (logged once); ``reuse_table``: the search also uses what this thread's
+    earlier searches left in its transposition table (the moves before in a game: faster, but the
+    result then depends on them), else it starts from an empty table and is reproducible.
 
     Returns a :class:`~game.engine.search.SearchResult` whose moves are the rules' own
     :class:`~game.rules.Move` objects. Raises ValueError for missing or non-positive limits,
@@ -181,11 +197,14 @@ def search(position: Position, *, time_ms: float | None = None, depth: int | Non
     core = _module()
     if endgames:
         _ensure_endgames()
+    if network:
+        network = _ensure_network()
     keep = max(0, min(no_progress, len(history)))
     earlier = [_state(p) for p in history[len(history) - keep:]] if keep else []
     raw = core.search(*state, time_ms=float(time_ms or 0), depth=min(depth or core.MAX_DEPTH, core.MAX_DEPTH),
                       nodes=int(nodes or 0), history=earlier, no_progress=max(0, no_progress),
-                      weights=None if weights is None else dict(weights), endgames=endgames)
+                      weights=None if weights is None else dict(weights), endgames=endgames, network=network,
+                      reuse_table=reuse_table)
     if raw["move"] is None:
         return SearchResult(None, -WIN, 0, 0, (), raw["nodes"], raw["elapsed_ms"])
     line: list[Move] = []
@@ -208,18 +227,21 @@ def search(position: Position, *, time_ms: float | None = None, depth: int | Non
 
 
 def score_moves(position: Position, depth: int, *, time_ms: float = 0, weights: Mapping[str, int] | None = None,
-                endgames: bool = True) -> tuple[list[tuple[Move, int]], int]:
+                endgames: bool = True, network: bool = False) -> tuple[list[tuple[Move, int]], int]:
     """Every legal move of ``position`` scored to ``depth`` plies with a full window: ``([(move, score)], nodes)``.
 
     Scores are hundredths of a man for the side to move. Stops when ``time_ms`` (ms, 0: no limit) is
-    spent, with the moves scored so far (possibly none); ``endgames`` as in :func:`search`. Raises
+    spent, with the moves scored so far (possibly none); ``endgames`` and ``network`` as in :func:`search`. Raises
     ValueError for a depth outside 1..60, :class:`CoreMissing`, :class:`CoreDisagrees`.
     """
     core = _module()
     if endgames:
         _ensure_endgames()
+    if network:
+        network = _ensure_network()
     scored, visited = core.score_moves(*_state(position), depth, time_ms=float(time_ms),
-                                       weights=None if weights is None else dict(weights), endgames=endgames)
+                                       weights=None if weights is None else dict(weights), endgames=endgames,
+                                       network=network)
     return [(_to_move(position, route), score) for route, score in scored], visited
 
 
@@ -413,3 +435,73 @@ def endgame_positions(indices: Sequence[int]) -> list[Position]:
             black, white, kings = found
             positions.append(Position(black, white, kings, Color.BLACK))
     return positions
+
+
+# The learned evaluation -------------------------------------------------------------------------------
+
+_network_tried = False
+_network_ok = False
+_network_lock = threading.Lock()
+
+
+def load_network(path: Path | None = None) -> tuple[int, int]:
+    """Load a network file (``bench/train_network.py export``) for this process's searches that ask for it.
+
+    ``path``: default :data:`NETWORK_PATH`. Returns its shape ``(h1, h2)``: 128 inputs, ``h1`` then
+    ``h2`` hidden units, one output. The file (little-endian): ``CKNET1\\n\\0``, int32 ``h1``, ``h2``,
+    ``shift``, then int16 ``w1[128][h1]``, int16 ``b1[h1]``, int8 ``w2[h2][h1]``, int32 ``b2[h2]``,
+    int32 ``w3[h2]``, int32 ``b3`` (docs/engine.md, "The learned evaluation"). Raises OSError for a
+    file that cannot be read, ValueError for one that is no network (or whose first layer could leave
+    the int16 range), :class:`CoreMissing`.
+    """
+    global _network_tried, _network_ok
+    core = _module()
+    data = (path or NETWORK_PATH).read_bytes()
+    h1, h2 = core.load_network(data)
+    _network_tried = _network_ok = True
+    return int(h1), int(h2)
+
+
+def _ensure_network() -> bool:
+    """True when a network is loaded, loading the default one on first use (a failure is logged once)."""
+    global _network_tried
+    if not _network_tried:
+        with _network_lock:
+            if not _network_tried:
+                try:
+                    load_network()
+                    log.info("evaluation network loaded: %s", NETWORK_PATH)
+                except (OSError, ValueError):
+                    log.exception("evaluation network %s could not be loaded; searching with the hand-written "
+                                  "evaluation", NETWORK_PATH)
+                _network_tried = True
+    return _network_ok
+
+
+def network_loaded() -> bool:
+    """True when this process has a network loaded (after :func:`load_network` or a first use)."""
+    return _core is not None and _core.network_shape() is not None
+
+
+def network_shape() -> tuple[int, int] | None:
+    """``(h1, h2)`` of the loaded network, None without one. Raises :class:`CoreMissing`."""
+    shape = _module().network_shape()
+    return None if shape is None else (int(shape[0]), int(shape[1]))
+
+
+def network_simd() -> str:
+    """The network's code path on this machine: ``"avx2"``, ``"ssse3"`` or ``"c"``. Raises :class:`CoreMissing`."""
+    return str(_module().network_simd())
+
+
+def network_evaluate(position: Position, simd: int | None = None) -> int:
+    """The loaded network's score of ``position`` for its side to move (hundredths of a man, within ±4000).
+
+    ``simd``: 0 (plain C), 1 (SSSE3) or 2 (AVX2) forces that path, for tests (ValueError where the
+    machine lacks it); None takes the searches' one. Loads the default network on first use. Raises
+    RuntimeError when none can be loaded, TypeError, :class:`CoreMissing`.
+    """
+    state = _state(position)
+    _ensure_network()
+    score: int = _module().network_evaluate(*state, -1 if simd is None else simd)
+    return score

@@ -16,7 +16,8 @@
  * The search follows game/engine/search.py (docs/engine.md, "The search"): iterative deepening,
  * principal-variation negamax with late-move reductions, a transposition table, killer and history
  * ordering, quiescence on captures, single-reply extension, draws by repetition and the forty-move
- * rule. The evaluation is game/engine/evaluate.py's, its weights settable from Python.
+ * rule. The evaluation is game/engine/evaluate.py's, its weights settable from Python, or a learned
+ * network loaded from a file (game/engine/network.bin; docs/engine.md "The learned evaluation").
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -587,6 +588,185 @@ static inline int eg_score(int v, int ply) {
     return (plies & 1) ? WIN - (ply + plies) : (ply + plies) - WIN;
 }
 
+/* ---------------------------------------------------------------- the learned evaluation
+ *
+ * A small network with integer inference (game/engine/network.py reads the file, docs/engine.md
+ * "The learned evaluation" says how it is trained). The position is seen from the side to move,
+ * as if Black were to move (a White-to-move position is mirrored: square n becomes 33 - n). Inputs:
+ * 128 features, own men, own kings, other men, other kings on the 32 squares. Then
+ *   h1[i] = b1[i] + sum of w1[f][i] over the features f present              (int16, never overflows:
+ *                                                                            the loader checks the bound)
+ *   a1[i] = clamp(h1[i], 0, 127)
+ *   h2[j] = b2[j] + sum over i of a1[i] * w2[j][i]                            (int32; w2 int8)
+ *   a2[j] = clamp(h2[j] >> 6, 0, 127)
+ *   out   = b3 + sum over j of a2[j] * w3[j], divided by 2^shift rounding down (hundredths of a man).
+ * Every path (AVX2, SSSE3, plain C) computes exactly these integers: tests/engine/test_network.py
+ * compares them with numpy's on 10,000 positions. */
+
+#define NN_INPUTS 128
+#define NN_MAX_H1 1024
+#define NN_MAX_H2 64
+#define NN_LIMIT 4000 /* the score is kept within +-NN_LIMIT, far from the win scores */
+
+typedef struct {
+    int h1, h2, shift;
+    int16_t *w1;  /* [NN_INPUTS][h1] */
+    int16_t *b1;  /* [h1] */
+    int8_t *w2;   /* [h2][h1] */
+    int32_t *b2;  /* [h2] */
+    int32_t *w3;  /* [h2] */
+    int32_t b3;
+} Network;
+
+static Network *network;  /* the loaded network (never freed once searches may read it); NULL: none */
+static int nn_simd;       /* 2: AVX2, 1: SSSE3, 0: plain C (nn_simd_path below) */
+
+static inline int floor_shift(int32_t x, int k) {
+    return x >= 0 ? x >> k : -((-x + (1 << k) - 1) >> k);
+}
+
+/* The layers after the accumulator, plain C. */
+static int nn_tail_c(const Network *n, const int16_t *acc) {
+    uint8_t a1[NN_MAX_H1];
+    for (int i = 0; i < n->h1; i++) a1[i] = (uint8_t)(acc[i] < 0 ? 0 : acc[i] > 127 ? 127 : acc[i]);
+    int32_t out = n->b3;
+    for (int j = 0; j < n->h2; j++) {
+        const int8_t *w = n->w2 + (size_t)j * n->h1;
+        int32_t s = n->b2[j];
+        for (int i = 0; i < n->h1; i++) s += (int32_t)a1[i] * w[i];
+        int32_t a = s < 0 ? 0 : s >> 6;
+        out += (a > 127 ? 127 : a) * n->w3[j];
+    }
+    return floor_shift(out, n->shift);
+}
+
+static void nn_accumulate_c(const Network *n, const int *features, int count, int16_t *acc) {
+    memcpy(acc, n->b1, sizeof(int16_t) * n->h1);
+    for (int f = 0; f < count; f++) {
+        const int16_t *w = n->w1 + (size_t)features[f] * n->h1;
+        for (int i = 0; i < n->h1; i++) acc[i] = (int16_t)(acc[i] + w[i]);
+    }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define NN_X86 1
+
+/* h1 is a multiple of 32 (the loader checks it). */
+__attribute__((target("avx2"))) static void nn_accumulate_avx2(const Network *n, const int *features, int count,
+                                                                int16_t *acc) {
+    for (int i = 0; i < n->h1; i += 16) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(n->b1 + i));
+        for (int f = 0; f < count; f++)
+            v = _mm256_add_epi16(v, _mm256_loadu_si256((const __m256i *)(n->w1 + (size_t)features[f] * n->h1 + i)));
+        _mm256_storeu_si256((__m256i *)(acc + i), v);
+    }
+}
+
+__attribute__((target("avx2"))) static int nn_tail_avx2(const Network *n, const int16_t *acc) {
+    uint8_t a1[NN_MAX_H1] __attribute__((aligned(32)));
+    const __m256i zero = _mm256_setzero_si256(), top = _mm256_set1_epi16(127), ones = _mm256_set1_epi16(1);
+    for (int i = 0; i < n->h1; i += 32) {
+        __m256i lo = _mm256_min_epi16(_mm256_max_epi16(_mm256_loadu_si256((const __m256i *)(acc + i)), zero), top);
+        __m256i hi = _mm256_min_epi16(_mm256_max_epi16(_mm256_loadu_si256((const __m256i *)(acc + i + 16)), zero), top);
+        __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi16(lo, hi), 0xD8);
+        _mm256_store_si256((__m256i *)(a1 + i), packed);
+    }
+    int32_t out = n->b3;
+    for (int j = 0; j < n->h2; j++) {
+        const int8_t *w = n->w2 + (size_t)j * n->h1;
+        __m256i sum = _mm256_setzero_si256();
+        for (int i = 0; i < n->h1; i += 32) {
+            /* u8 x i8 pairs: at most 2 * 127 * 128 in magnitude, so the int16 sums never saturate */
+            __m256i prod = _mm256_maddubs_epi16(_mm256_load_si256((const __m256i *)(a1 + i)),
+                                                _mm256_loadu_si256((const __m256i *)(w + i)));
+            sum = _mm256_add_epi32(sum, _mm256_madd_epi16(prod, ones));
+        }
+        __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
+        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
+        int32_t s = n->b2[j] + _mm_cvtsi128_si32(s4);
+        int32_t a = s < 0 ? 0 : s >> 6;
+        out += (a > 127 ? 127 : a) * n->w3[j];
+    }
+    return floor_shift(out, n->shift);
+}
+
+__attribute__((target("ssse3"))) static void nn_accumulate_ssse3(const Network *n, const int *features, int count,
+                                                                  int16_t *acc) {
+    for (int i = 0; i < n->h1; i += 8) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(n->b1 + i));
+        for (int f = 0; f < count; f++)
+            v = _mm_add_epi16(v, _mm_loadu_si128((const __m128i *)(n->w1 + (size_t)features[f] * n->h1 + i)));
+        _mm_storeu_si128((__m128i *)(acc + i), v);
+    }
+}
+
+__attribute__((target("ssse3"))) static int nn_tail_ssse3(const Network *n, const int16_t *acc) {
+    uint8_t a1[NN_MAX_H1] __attribute__((aligned(16)));
+    const __m128i zero = _mm_setzero_si128(), top = _mm_set1_epi16(127), ones = _mm_set1_epi16(1);
+    for (int i = 0; i < n->h1; i += 16) {
+        __m128i lo = _mm_min_epi16(_mm_max_epi16(_mm_loadu_si128((const __m128i *)(acc + i)), zero), top);
+        __m128i hi = _mm_min_epi16(_mm_max_epi16(_mm_loadu_si128((const __m128i *)(acc + i + 8)), zero), top);
+        _mm_store_si128((__m128i *)(a1 + i), _mm_packus_epi16(lo, hi));
+    }
+    int32_t out = n->b3;
+    for (int j = 0; j < n->h2; j++) {
+        const int8_t *w = n->w2 + (size_t)j * n->h1;
+        __m128i sum = _mm_setzero_si128();
+        for (int i = 0; i < n->h1; i += 16) {
+            __m128i prod = _mm_maddubs_epi16(_mm_load_si128((const __m128i *)(a1 + i)),
+                                             _mm_loadu_si128((const __m128i *)(w + i)));
+            sum = _mm_add_epi32(sum, _mm_madd_epi16(prod, ones));
+        }
+        sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0x4E));
+        sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0xB1));
+        int32_t s = n->b2[j] + _mm_cvtsi128_si32(sum);
+        int32_t a = s < 0 ? 0 : s >> 6;
+        out += (a > 127 ? 127 : a) * n->w3[j];
+    }
+    return floor_shift(out, n->shift);
+}
+#endif
+
+static void nn_detect(void) {
+    nn_simd = 0;
+#ifdef NN_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) nn_simd = 2;
+    else if (__builtin_cpu_supports("ssse3")) nn_simd = 1;
+#endif
+}
+
+/* The features of a position from the side to move's view (at most 32). */
+static inline int nn_features(bb own, bb opp, bb kings, int black, int *features) {
+    if (!black) { own = rev32(own); opp = rev32(opp); kings = rev32(kings); }
+    int count = 0;
+    bb groups[4] = {own & ~kings, own & kings, opp & ~kings, opp & kings};
+    for (int g = 0; g < 4; g++)
+        for (bb x = groups[g]; x; x &= x - 1) features[count++] = 32 * g + lsb(x);
+    return count;
+}
+
+/* The network's score of a position for the side to move, hundredths of a man; simd as nn_simd. */
+static int nn_evaluate_with(const Network *n, bb own, bb opp, bb kings, int black, int simd) {
+    int features[32];
+    int count = nn_features(own, opp, kings, black, features);
+    int16_t acc[NN_MAX_H1] __attribute__((aligned(32)));
+    int score;
+#ifdef NN_X86
+    if (simd == 2) { nn_accumulate_avx2(n, features, count, acc); score = nn_tail_avx2(n, acc); }
+    else if (simd == 1) { nn_accumulate_ssse3(n, features, count, acc); score = nn_tail_ssse3(n, acc); }
+    else
+#endif
+    { nn_accumulate_c(n, features, count, acc); score = nn_tail_c(n, acc); }
+    return score > NN_LIMIT ? NN_LIMIT : score < -NN_LIMIT ? -NN_LIMIT : score;
+}
+
+static inline int nn_evaluate(const Network *n, bb own, bb opp, bb kings, int black) {
+    return nn_evaluate_with(n, own, opp, kings, black, nn_simd);
+}
+
 /* ---------------------------------------------------------------- search */
 
 static inline uint64_t mix64(uint64_t z) {
@@ -611,7 +791,7 @@ typedef struct {
     int16_t bound;
 } Entry;
 
-#define TT_BITS 19
+#define TT_BITS 21
 
 typedef struct {
     Entry *table;
@@ -620,6 +800,7 @@ typedef struct {
     uint64_t nodes, max_nodes;
     double deadline; /* seconds, monotonic; 0: none */
     int limits_on, stopped;
+    int reuse; /* entries of this thread's earlier searches count too (they are replaced first) */
     int endgames; /* probe the endgame database loaded when the search started: */
     const unsigned char *eg_table;
     int eg_max;
@@ -627,6 +808,7 @@ typedef struct {
     uint32_t history[32][32];
     uint64_t path[MAX_PATH];
     int path_len;
+    const Network *nn; /* the learned evaluation, or NULL: the hand-written one with the weights w */
     int w[W_COUNT];
 } Search;
 
@@ -647,11 +829,12 @@ static inline int tick(Search *s) {
 }
 
 /* The table holds buckets of two entries: the first keeps the deepest search of its positions, the
- * second the latest; a probe looks at both. */
+ * second the latest; a probe looks at both. An entry of an earlier search counts only when the search
+ * reuses the table (s->reuse), and is the first replaced either way (aging). */
 static inline Entry *probe(Search *s, uint64_t key) {
     Entry *bucket = &s->table[key & s->mask & ~(uint64_t)1];
-    if (bucket[0].hash == key && bucket[0].generation == s->generation) return &bucket[0];
-    if (bucket[1].hash == key && bucket[1].generation == s->generation) return &bucket[1];
+    if (bucket[0].hash == key && (bucket[0].generation == s->generation || s->reuse)) return &bucket[0];
+    if (bucket[1].hash == key && (bucket[1].generation == s->generation || s->reuse)) return &bucket[1];
     return NULL;
 }
 
@@ -689,13 +872,17 @@ static void order_moves(Search *s, Move *moves, int n, int captures, uint64_t tt
     }
 }
 
+static inline int static_eval(const Search *s, bb own, bb opp, bb kings, int black) {
+    return s->nn ? nn_evaluate(s->nn, own, opp, kings, black) : evaluate(own, opp, kings, black, s->w);
+}
+
 static int quiesce(Search *s, bb own, bb opp, bb kings, int black, int alpha, int beta, int ply) {
     if (tick(s)) return 0;
     if (!jumpers(own, opp, kings, black)) {
         if (!count_quiet(own, opp, kings, black)) return ply - WIN;
-        return evaluate(own, opp, kings, black, s->w);
+        return static_eval(s, own, opp, kings, black);
     }
-    if (ply >= MAX_PLY) return evaluate(own, opp, kings, black, s->w);
+    if (ply >= MAX_PLY) return static_eval(s, own, opp, kings, black);
     Move moves[MAX_MOVES];
     int captures;
     int n = generate(own, opp, kings, black, GEN_DEDUPE, moves, NULL, MAX_MOVES, &captures, NULL);
@@ -726,7 +913,7 @@ static int node(Search *s, bb own, bb opp, bb kings, int black, int depth, int a
     int n = generate(own, opp, kings, black, GEN_DEDUPE, moves, NULL, MAX_MOVES, &captures, NULL);
     if (!n) return ply - WIN;
     if (progress >= FORTY_MOVE_PLIES) return 0;
-    if (ply >= MAX_PLY || s->path_len >= MAX_PATH - 1) return evaluate(own, opp, kings, black, s->w);
+    if (ply >= MAX_PLY || s->path_len >= MAX_PATH - 1) return static_eval(s, own, opp, kings, black);
     if (progress >= 4) {
         int len = s->path_len, limit = progress < len ? progress : len;
         for (int back = 4; back <= limit; back += 2)
@@ -818,6 +1005,8 @@ typedef struct {
     int no_progress;
     int history_len;
     int endgames;
+    int use_network;
+    int reuse_table;
     uint64_t history[MAX_PATH / 2];
     int w[W_COUNT];
 } Request;
@@ -851,6 +1040,8 @@ static void run_search(const Request *q, Outcome *out) {
     memset(out, 0, sizeof(*out));
     if (!s || search_alloc(s) < 0) { free(s); out->score = 0; out->has_move = -1; return; }
     memcpy(s->w, q->w, sizeof(s->w));
+    s->nn = q->use_network ? network : NULL;
+    s->reuse = q->reuse_table;
     s->max_nodes = q->max_nodes;
     s->endgames = q->endgames && eg_max;
     s->eg_table = eg_table;
@@ -1088,14 +1279,19 @@ static PyObject *py_perft(PyObject *self, PyObject *args) {
 }
 
 static PyObject *py_evaluate(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *kwlist[] = {"black", "white", "kings", "black_to_move", "weights", NULL};
+    static char *kwlist[] = {"black", "white", "kings", "black_to_move", "weights", "network", NULL};
     PyObject *b, *w, *k, *weights = NULL;
-    int black;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOp|O:evaluate", kwlist, &b, &w, &k, &black, &weights))
+    int black, use_network = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOp|O$p:evaluate", kwlist, &b, &w, &k, &black, &weights,
+                                     &use_network))
         return NULL;
     bb own, opp, kings;
     int wv[W_COUNT];
     if (parse_position(b, w, k, black, &own, &opp, &kings) < 0 || parse_weights(weights, wv) < 0) return NULL;
+    if (use_network) {
+        if (!network) { PyErr_SetString(PyExc_RuntimeError, "no network is loaded"); return NULL; }
+        return PyLong_FromLong(nn_evaluate(network, own, opp, kings, black));
+    }
     return PyLong_FromLong(evaluate(own, opp, kings, black, wv));
 }
 
@@ -1126,14 +1322,19 @@ static int parse_history(PyObject *history, Request *q) {
 
 static PyObject *py_search(PyObject *self, PyObject *args, PyObject *kwargs) {
     static char *kwlist[] = {"black", "white", "kings", "black_to_move", "time_ms", "depth", "nodes", "history",
-                             "no_progress", "weights", "endgames", NULL};
+                             "no_progress", "weights", "endgames", "network", "reuse_table", NULL};
     PyObject *b, *w, *k, *history = NULL, *weights = NULL;
-    int black, depth = MAX_DEPTH, no_progress = 0, endgames = 1;
+    int black, depth = MAX_DEPTH, no_progress = 0, endgames = 1, use_network = 0, reuse_table = 0;
     double time_ms = 0;
     unsigned long long nodes = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOp|$diKOiOp:search", kwlist, &b, &w, &k, &black, &time_ms,
-                                     &depth, &nodes, &history, &no_progress, &weights, &endgames))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOp|$diKOiOppp:search", kwlist, &b, &w, &k, &black, &time_ms,
+                                     &depth, &nodes, &history, &no_progress, &weights, &endgames, &use_network,
+                                     &reuse_table))
         return NULL;
+    if (use_network && !network) {
+        PyErr_SetString(PyExc_RuntimeError, "no network is loaded");
+        return NULL;
+    }
     if (time_ms < 0 || depth < 1 || no_progress < 0) {
         PyErr_SetString(PyExc_ValueError, "time_ms, nodes and no_progress must be >= 0 and depth >= 1");
         return NULL;
@@ -1153,6 +1354,8 @@ static PyObject *py_search(PyObject *self, PyObject *args, PyObject *kwargs) {
     q->max_nodes = nodes;
     q->no_progress = no_progress;
     q->endgames = endgames;
+    q->use_network = use_network;
+    q->reuse_table = reuse_table;
     Py_BEGIN_ALLOW_THREADS
     run_search(q, out);
     Py_END_ALLOW_THREADS
@@ -1199,13 +1402,17 @@ static PyObject *py_search(PyObject *self, PyObject *args, PyObject *kwargs) {
 /* Every root move scored with a full window to `depth` plies (for the levels that add noise). */
 static PyObject *py_score_moves(PyObject *self, PyObject *args, PyObject *kwargs) {
     static char *kwlist[] = {"black", "white", "kings", "black_to_move", "depth", "time_ms", "weights", "endgames",
-                             NULL};
+                             "network", NULL};
     PyObject *b, *w, *k, *weights = NULL;
-    int black, depth, endgames = 1;
+    int black, depth, endgames = 1, use_network = 0;
     double time_ms = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOpi|$dOp:score_moves", kwlist, &b, &w, &k, &black, &depth,
-                                     &time_ms, &weights, &endgames))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOpi|$dOpp:score_moves", kwlist, &b, &w, &k, &black, &depth,
+                                     &time_ms, &weights, &endgames, &use_network))
         return NULL;
+    if (use_network && !network) {
+        PyErr_SetString(PyExc_RuntimeError, "no network is loaded");
+        return NULL;
+    }
     if (depth < 1 || depth > MAX_DEPTH || time_ms < 0) {
         PyErr_SetString(PyExc_ValueError, "depth must be within 1..60 and time_ms >= 0");
         return NULL;
@@ -1223,6 +1430,7 @@ static PyObject *py_score_moves(PyObject *self, PyObject *args, PyObject *kwargs
     failed = search_alloc(s) < 0;
     if (!failed) {
         memcpy(s->w, wv, sizeof(wv));
+        s->nn = use_network ? network : NULL;
         s->endgames = endgames && eg_max > 0;
         s->eg_table = eg_table;
         s->eg_max = eg_max;
@@ -1387,6 +1595,100 @@ static PyObject *py_reset_weights(PyObject *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
+#define NN_MAGIC "CKNET1\n"
+
+/* load_network(data: bytes): the network of a file of game/engine/network.py's format, for every later
+ * search that asks for it. A network replaced by another is kept in memory (a search of another
+ * thread may still read it). */
+static PyObject *py_load_network(PyObject *self, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    const unsigned char *p = view.buf;
+    Py_ssize_t len = view.len;
+    int32_t dims[3];
+    if (len < 8 + 12 || memcmp(p, NN_MAGIC, 8) != 0) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "not a network file (no CKNET1 header)");
+        return NULL;
+    }
+    memcpy(dims, p + 8, sizeof(dims));
+    int h1 = dims[0], h2 = dims[1], shift = dims[2];
+    if (h1 < 32 || h1 > NN_MAX_H1 || h1 % 32 || h2 < 1 || h2 > NN_MAX_H2 || shift < 0 || shift > 24) {
+        PyBuffer_Release(&view);
+        PyErr_Format(PyExc_ValueError, "unsupported network shape %d, %d (shift %d)", h1, h2, shift);
+        return NULL;
+    }
+    size_t sizes[6] = {sizeof(int16_t) * NN_INPUTS * h1, sizeof(int16_t) * h1, (size_t)h1 * h2,
+                       sizeof(int32_t) * h2, sizeof(int32_t) * h2, sizeof(int32_t)};
+    size_t total = 20;
+    for (int i = 0; i < 6; i++) total += sizes[i];
+    if ((size_t)len != total) {
+        PyBuffer_Release(&view);
+        PyErr_Format(PyExc_ValueError, "a network of shape %d, %d takes %zu bytes, not %zd", h1, h2, total, len);
+        return NULL;
+    }
+    Network *n = calloc(1, sizeof(Network));
+    void *blocks[5] = {NULL};
+    for (int i = 0; n && i < 5; i++) blocks[i] = aligned_alloc(64, (sizes[i] + 63) / 64 * 64);
+    if (!n || !blocks[0] || !blocks[1] || !blocks[2] || !blocks[3] || !blocks[4]) {
+        for (int i = 0; i < 5; i++) free(blocks[i]);
+        free(n);
+        PyBuffer_Release(&view);
+        return PyErr_NoMemory();
+    }
+    const unsigned char *at = p + 20;
+    for (int i = 0; i < 5; i++) { memcpy(blocks[i], at, sizes[i]); at += sizes[i]; }
+    n->h1 = h1; n->h2 = h2; n->shift = shift;
+    n->w1 = blocks[0]; n->b1 = blocks[1]; n->w2 = blocks[2]; n->b2 = blocks[3]; n->w3 = blocks[4];
+    memcpy(&n->b3, at, sizeof(int32_t));
+    PyBuffer_Release(&view);
+    /* The first layer's sums are int16: with any 32 features they must stay within range. */
+    for (int i = 0; i < h1; i++) {
+        int mags[NN_INPUTS];
+        for (int f = 0; f < NN_INPUTS; f++) mags[f] = abs((int)n->w1[(size_t)f * h1 + i]);
+        for (int a = 1; a < NN_INPUTS; a++) { /* insertion sort, largest first */
+            int t = mags[a], b = a - 1;
+            while (b >= 0 && mags[b] < t) { mags[b + 1] = mags[b]; b--; }
+            mags[b + 1] = t;
+        }
+        long bound = labs((long)n->b1[i]);
+        for (int f = 0; f < 32; f++) bound += mags[f];
+        if (bound > 32767) {
+            for (int k = 0; k < 5; k++) free(blocks[k]);
+            free(n);
+            PyErr_Format(PyExc_ValueError, "first-layer unit %d could leave the int16 range", i);
+            return NULL;
+        }
+    }
+    network = n;
+    return Py_BuildValue("(ii)", h1, h2);
+}
+
+static PyObject *py_network_shape(PyObject *self, PyObject *unused) {
+    if (!network) Py_RETURN_NONE;
+    return Py_BuildValue("(ii)", network->h1, network->h2);
+}
+
+static PyObject *py_network_simd(PyObject *self, PyObject *unused) {
+    return PyUnicode_FromString(nn_simd == 2 ? "avx2" : nn_simd == 1 ? "ssse3" : "c");
+}
+
+/* network_evaluate(black, white, kings, black_to_move, simd=-1): the loaded network's score; simd 0, 1, 2
+ * forces the plain C, SSSE3 or AVX2 path (where the machine has it), -1 the one searches use. */
+static PyObject *py_network_evaluate(PyObject *self, PyObject *args) {
+    PyObject *b, *w, *k;
+    int black, simd = -1;
+    if (!PyArg_ParseTuple(args, "OOOp|i:network_evaluate", &b, &w, &k, &black, &simd)) return NULL;
+    bb own, opp, kings;
+    if (parse_position(b, w, k, black, &own, &opp, &kings) < 0) return NULL;
+    if (!network) { PyErr_SetString(PyExc_RuntimeError, "no network is loaded"); return NULL; }
+    if (simd > nn_simd || simd < -1) {
+        PyErr_Format(PyExc_ValueError, "this machine's best path is %d", nn_simd);
+        return NULL;
+    }
+    return PyLong_FromLong(nn_evaluate_with(network, own, opp, kings, black, simd < 0 ? nn_simd : simd));
+}
+
 static PyMethodDef methods[] = {
     {"legal_moves", py_legal_moves, METH_VARARGS,
      "legal_moves(black, white, kings, black_to_move) -> [(path, captured, crowned)]\n\n"
@@ -1420,6 +1722,14 @@ static PyMethodDef methods[] = {
     {"get_weights", py_get_weights, METH_NOARGS, "get_weights() -> dict: the current evaluation weights."},
     {"set_weights", py_set_weights, METH_O, "set_weights(mapping): change some evaluation weights."},
     {"reset_weights", py_reset_weights, METH_NOARGS, "reset_weights(): back to the default weights."},
+    {"load_network", py_load_network, METH_O,
+     "load_network(data) -> (h1, h2): the network of a file's bytes (game/engine/network.py) for the searches\n"
+     "that ask for it (network=True)."},
+    {"network_shape", py_network_shape, METH_NOARGS, "network_shape() -> (h1, h2) of the loaded network, or None."},
+    {"network_simd", py_network_simd, METH_NOARGS, "network_simd() -> 'avx2', 'ssse3' or 'c': the network's path here."},
+    {"network_evaluate", py_network_evaluate, METH_VARARGS,
+     "network_evaluate(black, white, kings, black_to_move, simd=-1) -> int: the network's score for the side\n"
+     "to move (hundredths of a man); simd 0, 1, 2 forces the plain C, SSSE3 or AVX2 path."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1431,6 +1741,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__core(void) {
     init_geometry();
     init_binomials();
+    nn_detect();
     if (pthread_key_create(&table_key, free) != 0) return PyErr_NoMemory();
     memcpy(current_weights, DEFAULT_WEIGHTS, sizeof(current_weights));
     PyObject *m = PyModule_Create(&module);
