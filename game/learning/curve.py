@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Sequence
 
 #: The curve's slope (per hundredth of a man), fitted by ``bench/win_chance.py`` (docs/learning.md).
-K = 0.0080
+K = 0.0094
 
 
 def win_chance(score: float, k: float = K) -> float:
