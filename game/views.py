@@ -17,7 +17,7 @@ from game.computer import seat as computer_seat
 from game.errors import ActionError
 from game.forms import ComputerGameForm, JoinForm, NewGameForm
 from game.i18n import computer_name, pool_label, time_control_label
-from game.learning import review_views
+from game.learning import boards, puzzles, review_views
 from game.lobby.pairing import POOLS
 from game.models import Game
 from game.names import display_name, guest_name
@@ -111,8 +111,11 @@ def render_home(request, form=None, status: int = 200, computer_form=None) -> Ht
         form = NewGameForm(initial={"name": request.session.get("name", "")})
     _guest_placeholder(form, request)
     pools = [{"id": pool.id, "label": pool_label(pool.id)} for pool in POOLS.values()]
+    daily = puzzles.daily()
     return render(request, "home.html", {"form": form, "live_games": _live_games(), "pools": pools,
-                                         "computer_form": computer_form}, status=status)
+                                         "computer_form": computer_form, "daily_puzzle": daily,
+                                         "daily_board": boards.mini_board(daily.fen, flip=daily.fen.startswith("B"))
+                                         if daily else None}, status=status)
 
 
 def _live_games() -> list[dict]:

@@ -88,18 +88,20 @@ def plausible(position: Position, depth: int = FILTER_DEPTH, margin: int = 30) -
     return [move for move, score in scored if score >= best - margin]
 
 
-def mine_game(start: Position, moves: list[Move], deviations: int = 1) -> Iterator[tuple[dict[str, Any], str]]:
+def mine_game(start: Position, moves: list[Move], deviations: int = 1,
+              margin: int = 30) -> Iterator[tuple[dict[str, Any], str]]:
     """The puzzles of one game, each with where it comes from (a short text).
 
     ``deviations`` 1: every position of the game after any move of the side to move (the game's or
     another: the error); 2: also after a plausible other move (:func:`plausible`) followed by any
-    move of the opponent. Positions already found in this game are not searched again.
+    move of the opponent (``margin``: how far below the best a plausible move may score, hundredths of
+    a man). Positions already found in this game are not searched again.
     """
     seen: set[str] = set()
     for ply, before, error, played in candidates(start, moves):
         ways = [(before, error, f"ply {ply}: {error}" + ("" if played else " in place of the game's move"))]
         if deviations >= 2 and played:
-            for other in plausible(before):
+            for other in plausible(before, margin=margin):
                 if other == error:
                     continue
                 middle = before.play(other)
@@ -115,7 +117,8 @@ def mine_game(start: Position, moves: list[Move], deviations: int = 1) -> Iterat
                 yield found, text
 
 
-def mine_record(start_fen: str, moves: list[str], deviations: int = 1) -> list[tuple[dict[str, Any], str]]:
+def mine_record(start_fen: str, moves: list[str], deviations: int = 1,
+                margin: int = 30) -> list[tuple[dict[str, Any], str]]:
     """:func:`mine_game` on plain data (a FEN and moves in notation), for worker processes."""
     start = Position.from_fen(start_fen)
     position, parsed = start, []
@@ -123,7 +126,7 @@ def mine_record(start_fen: str, moves: list[str], deviations: int = 1) -> list[t
         move = position.parse_move(text)
         parsed.append(move)
         position = position.play(move)
-    return list(mine_game(start, parsed, deviations))
+    return list(mine_game(start, parsed, deviations, margin))
 
 
 def _step(position: Position, base: int, depth: int) -> tuple[Move, dict[str, int]] | None:
@@ -186,8 +189,11 @@ def _endgame_line(position: Position) -> list[str] | None:
     verdict = native.endgame_verdict(position)
     if verdict is None or verdict["result"] != "win" or len(position.legal_moves()) < 2:
         return None
-    winning = [m for m in position.legal_moves()
-               if (native.endgame_verdict(position.play(m)) or {}).get("result") == "loss"]
+    winning = []
+    for move in position.legal_moves():
+        after = native.endgame_verdict(position.play(move))
+        if after is not None and after["result"] == "loss":
+            winning.append(move)
     return [str(winning[0])] if len(winning) == 1 else None
 
 

@@ -65,6 +65,9 @@ class Command(BaseCommand):
         parser.add_argument("--site", action="store_true", help="mine the site's finished games")
         parser.add_argument("--days", type=int, default=7, help="with --site: games finished in the last N days")
         parser.add_argument("--deviations", type=int, choices=(1, 2), default=1)
+        parser.add_argument("--margin", type=int, default=30,
+                            help="with --deviations 2: a plausible other move scores within this of the best "
+                                 "(hundredths of a man)")
         parser.add_argument("--output", help="append new puzzles to this JSON-lines file")
         parser.add_argument("--save", action="store_true", help="store new puzzles in the database")
         parser.add_argument("--limit", type=int, default=0, help="stop after this many new puzzles (0: no limit)")
@@ -82,7 +85,7 @@ class Command(BaseCommand):
         self.stdout.write(f"{len(games)} games; load {os.getloadavg()}")
         context = multiprocessing.get_context("spawn")
         with concurrent.futures.ProcessPoolExecutor(options["workers"], mp_context=context) as pool:
-            futures = {pool.submit(mining.mine_record, fen, moves, options["deviations"]): source
+            futures = {pool.submit(mining.mine_record, fen, moves, options["deviations"], options["margin"]): source
                        for fen, moves, source in games}
             for future in concurrent.futures.as_completed(futures):
                 fresh = []
