@@ -65,7 +65,8 @@ def get(puzzle_id: str) -> Puzzle:
 def _pick(queryset, around: float) -> Puzzle | None:
     """A random puzzle of ``queryset`` near the rating ``around``, widening the window if need be."""
     for window in (WINDOW, 2 * WINDOW, 4 * WINDOW, None):
-        nearby = queryset if window is None else queryset.filter(rating__gte=around - window, rating__lte=around + window)
+        nearby = (queryset if window is None
+                  else queryset.filter(rating__gte=around - window, rating__lte=around + window))
         ids = list(nearby.values_list("id", flat=True)[:200])
         if ids:
             return Puzzle.objects.get(pk=random.choice(ids))
@@ -131,7 +132,8 @@ def play(player_id: str, puzzle_id: str, text: Any, step: Any = None, streak: bo
     outside streak mode). Once it is decided, more moves replay the puzzle for practice: ``step``
     then says which solver step (an even index of the line) the move is for. Returns ``{"result":
     "continue"|"won"|"lost", "move": the move in full notation, "reply": the opponent's answer or
-    None, "fen": the position now, "legal": [str], "refutation": str|None (the opponent's answer to a wrong move, played on ``fen``), "solution": [str]|None,
+    None, "fen": the position now, "legal": [str], "refutation": str|None (the opponent's answer
+    to a wrong move, played on ``fen``), "solution": [str]|None,
     "rating": {"before", "after", "diff"}|None, "practice": bool}``. Raises :class:`ActionError`
     ``no_such_puzzle``, ``bad_request`` (no text, or a step that is no solver step),
     ``malformed_move``, ``illegal_move`` or ``ambiguous_move`` (nothing counted).

@@ -19,7 +19,7 @@ from tests.ratings.helpers import account
 RULES_STEPS = [(lesson, index) for lesson in lessons.LESSONS for index in range(len(lesson.steps))]
 
 
-@pytest.mark.parametrize(("lesson", "index"), RULES_STEPS, ids=[f"{l.key}-{i}" for l, i in RULES_STEPS])
+@pytest.mark.parametrize(("lesson", "index"), RULES_STEPS, ids=[f"{lesson.key}-{i}" for lesson, i in RULES_STEPS])
 def test_every_answer_is_legal_and_right_and_the_other_moves_are_not(lesson, index):
     view = lessons.step_view(lesson, index)
     step = lesson.steps[index]
