@@ -55,6 +55,7 @@ class PuzzlePage {
       this.step += 2;
       this.say(interpolate(gettext('Right! The opponent answers %(reply)s. Go on.'), { reply: data.reply }, true), 'good');
       this.trainer.show({ fen: data.fen, legal: data.legal, lastMove });
+      this.trainer.lock(false);
       return;
     }
     if (data.practice) {
