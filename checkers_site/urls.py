@@ -1,6 +1,7 @@
-"""URL configuration: the game app's pages, the admin (and its task queues' pages), the accounts' pages (``accounts/``), and the
-languages: the language picker's ``set_language`` (``i18n/setlang/``) and the scripts' translations
-(``jsi18n/``, Django's JavaScript catalog, loaded by every page as an external script)."""
+"""URL configuration: the game app's pages, the admin (and its task queues' pages), the accounts'
+pages (``accounts/``), and the languages: the language picker's ``set_language`` (``i18n/setlang/``)
+and the scripts' translations (``jsi18n/``, Django's JavaScript catalog, loaded by every page as an
+external script)."""
 
 from django.contrib import admin
 from django.urls import include, path
