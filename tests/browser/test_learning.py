@@ -74,9 +74,13 @@ def test_a_review_is_asked_for_shown_with_its_progress_and_its_chart_opens_a_pos
     expect(carol.locator("#move-list [data-ply='2']")).to_have_attribute("aria-current", "step")
     assert_clean(carol, "a finished game with its review")
     shot(carol, "review", PHONES)
-    # The players' pages, opened afresh, show the same stored review.
+    # The players' pages, opened afresh, show the same stored review; axe in the dark scheme too.
     table.alice.reload()
     expect(table.alice.locator("#review-chart")).to_be_visible()
+    dark = new_context(color_scheme="dark").new_page()
+    dark.goto(table.url)
+    expect(dark.locator("#review-chart")).to_be_visible()
+    assert_clean(dark, "a finished game with its review (dark)")
 
 
 def shipped(predicate) -> dict:
@@ -120,6 +124,10 @@ def test_a_lesson_finished_is_ticked_on_the_lessons_page(learning_server, new_co
     expect(page.locator("[data-lesson='multi_jump'] [data-done-mark]")).to_be_visible()
     assert_clean(page, "the lessons")
     shot(page, "lessons")
+    dark = new_context(color_scheme="dark").new_page()
+    for path in ("/learn", "/learn/crowning", "/learn/two_kings", "/puzzles", "/puzzles/streak", "/puzzles/history"):
+        dark.goto(learning_server.url + path)
+        assert_clean(dark, f"{path} (dark)")
 
 
 @pytest.mark.parametrize(("locale", "words"), [("fr-FR", ("Problème", "Apprendre les dames")),

@@ -146,6 +146,7 @@ def test_the_history_and_the_puzzle_of_the_day(puzzle):
         post(client, puzzle.id, {"move": puzzle.line[step]})
     assert puzzle.id in client.get("/puzzles/history").content.decode()
     assert puzzle.id in Client().get("/@/carol/puzzles").content.decode()
+    assert 'href="/@/carol/puzzles"' in Client().get("/@/carol").content.decode()  # the profile links to it
     assert Client().get("/@/nobody/puzzles").status_code == 404
     home = Client().get("/").content.decode()
     assert 'id="daily-puzzle"' in home
