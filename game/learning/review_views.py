@@ -16,7 +16,7 @@ from django.http import JsonResponse
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_http_methods
 
-from game.errors import ActionError
+from game.errors import ActionError, no_such_game
 from game.models import Game, is_game_id
 
 from . import judge, reviews
@@ -51,8 +51,8 @@ def panel_context(review: Review, game: Game) -> dict[str, Any]:
 
 
 def state(game: Game, request=None) -> dict[str, Any]:
-    """The review's state as ``GET /g/<id>/review`` answers it."""
-    review = Review.objects.filter(game_id=game.id).first()
+    """The review's state as ``GET /g/<id>/review`` answers it (a game not finished has none, unread)."""
+    review = Review.objects.filter(game_id=game.id).first() if game.status == Game.Status.FINISHED else None
     if review is None:
         return {"status": "none", "done": 0, "total": game.ply + 1, "ahead": None}
     data: dict[str, Any] = {"status": review.status, "done": review.done, "total": review.total or game.ply + 1,
@@ -79,5 +79,5 @@ def review(request, game_id: str):
             return _error(exc)
     game = Game.objects.filter(pk=game_id).first() if is_game_id(game_id) else None
     if game is None:
-        return JsonResponse({"error": "no_such_game", "message": "There is no such game."}, status=404)
+        return _error(no_such_game())
     return JsonResponse(state(game, request), status=202 if request.method == "POST" else 200)
