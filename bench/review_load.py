@@ -76,6 +76,7 @@ def prepare(args) -> None:
     import django
 
     django.setup()
+    import django_rq
     from django.core.management import call_command
 
     from game.learning import reviews
@@ -83,6 +84,7 @@ def prepare(args) -> None:
     from game.round import actions
 
     call_command("migrate", verbosity=0)
+    django_rq.get_queue(reviews.QUEUE).empty()  # jobs of an earlier run, whose database is gone
     black, white = "b" * 32, "w" * 32
     made = 0
     for record in _archive_games(40):
@@ -94,7 +96,7 @@ def prepare(args) -> None:
             row = Game.objects.get(pk=game.id)
             actions.play_move(game.id, black if row.turn.value == "B" else white, str(move), row.version)
         actions.resign(game.id, white)
-        reviews.request_review(game.id, "bench")
+        reviews.request_review(game.id, reviews.AUTOMATIC)  # as a rated game's: no cap per requester
         made += 1
     print(json.dumps({"prepared": made}), flush=True)
 
