@@ -68,7 +68,7 @@ def test_a_review_is_asked_for_shown_with_its_progress_and_its_chart_opens_a_pos
                             env=learning_server.env_for_workers, capture_output=True, timeout=300)
     assert worker.returncode == 0, worker.stderr.decode()[-2000:]
     expect(carol.locator("#review-chart")).to_be_visible(timeout=20_000)
-    expect(carol.locator("#review-side-B .accuracy")).to_contain_text("%")
+    expect(carol.locator("#review-accuracy-B")).to_contain_text("%")
     carol.locator(".chart-column[data-ply='2']").click(force=True)
     expect(carol.locator("#board")).to_have_attribute("data-shown-ply", "2")
     expect(carol.locator("#move-list [data-ply='2']")).to_have_attribute("aria-current", "step")
