@@ -110,8 +110,8 @@ def _chance(entry: dict[str, Any]) -> float:
 def move_accuracy(loss: float) -> float:
     """A move's accuracy (0-100) from its loss of win chance (0-1): lichess's formula on percentages.
 
-    >>> move_accuracy(0.0), round(move_accuracy(0.1), 1), move_accuracy(1.0)
-    (100.0, 63.8, 0.0)
+    >>> round(move_accuracy(0.0), 1), round(move_accuracy(0.1), 1), move_accuracy(1.0)
+    (100.0, 63.6, 0.0)
     """
     value = 103.1668 * math.exp(-0.04354 * loss * 100) - 3.1669
     return max(0.0, min(100.0, value))

@@ -1,11 +1,14 @@
-"""The learning app's HTTP routes (included by :mod:`game.urls`, which registers ``<game_id:...>``)."""
+"""The learning app's HTTP routes (included by :mod:`game.urls`). A review's route takes only what
+:func:`game.models.new_game_id` makes, as the game's own routes do: any other text is a plain 404."""
 
-from django.urls import path
+from django.urls import path, re_path
+
+from game.models import GAME_ID_PATTERN
 
 from . import lesson_views, puzzle_views, review_views
 
 urlpatterns = [
-    path("g/<game_id:game_id>/review", review_views.review, name="game_review"),
+    re_path(rf"^g/(?P<game_id>{GAME_ID_PATTERN})/review$", review_views.review, name="game_review"),
     path("puzzles", puzzle_views.puzzle_next, name="puzzles"),
     path("puzzles/streak", puzzle_views.streak_page, name="puzzle_streak"),
     path("puzzles/history", puzzle_views.my_history, name="puzzle_history"),
