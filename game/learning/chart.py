@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 #: The chart's drawing box (SVG user units): it scales to the panel's width.
-WIDTH, HEIGHT = 600, 120
+WIDTH, HEIGHT = 300, 120
 #: How far from the edges the line keeps (units), so dots are not cut.
 PAD = 4
 

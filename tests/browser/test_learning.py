@@ -18,7 +18,7 @@ from game.engine import native
 from game.learning import puzzle_store
 from tests.browser.conftest import ROOT, Server
 from tests.browser.test_accessibility import assert_clean
-from tests.browser.test_game_actions import OPENING, play, resign, start
+from tests.browser.test_game_actions import play, resign, start
 
 SCREENSHOTS = Path(os.environ.get("BROWSER_SCREENSHOTS_DIR", "/tmp/learning-screens"))
 
@@ -47,6 +47,8 @@ def shot(page: Page, name: str, sizes=((1100, 850),)) -> None:
 
 
 PHONES = ((1100, 850), (390, 844), (844, 390))
+#: A short game whose third ply, 12-16, gives a man away: the review marks it a blunder.
+BLUNDER = ["10-15", "23-19", "12-16", "19x12", "15-18", "22x15", "11x18", "26-23"]
 
 
 def click_move(page: Page, move: str) -> None:
@@ -58,8 +60,8 @@ def click_move(page: Page, move: str) -> None:
 def test_a_review_is_asked_for_shown_with_its_progress_and_its_chart_opens_a_position(learning_server,
                                                                                          new_context):
     table = start(learning_server, new_context)
-    play(table, OPENING)
-    resign(table.bob)
+    play(table, BLUNDER)
+    resign(table.alice)
     carol = table.carol
     expect(carol.locator("#review")).to_be_visible()
     carol.click("#request-review")
@@ -69,6 +71,10 @@ def test_a_review_is_asked_for_shown_with_its_progress_and_its_chart_opens_a_pos
     assert worker.returncode == 0, worker.stderr.decode()[-2000:]
     expect(carol.locator("#review-chart")).to_be_visible(timeout=20_000)
     expect(carol.locator("#review-accuracy-B")).to_contain_text("%")
+    expect(carol.locator("#review-marks [data-ply='3'] .mark-name")).to_have_text("Blunder")
+    expect(carol.locator("#move-list [data-ply='3'] .review-symbol")).to_have_text("??")
+    carol.locator("#review-marks button[data-ply='3']").click()
+    expect(carol.locator("#board")).to_have_attribute("data-shown-ply", "3")
     carol.locator(".chart-column[data-ply='2']").click(force=True)
     expect(carol.locator("#board")).to_have_attribute("data-shown-ply", "2")
     expect(carol.locator("#move-list [data-ply='2']")).to_have_attribute("aria-current", "step")
