@@ -150,3 +150,28 @@ def test_the_history_and_the_puzzle_of_the_day(puzzle):
     assert Client().get("/@/nobody/puzzles").status_code == 404
     home = Client().get("/").content.decode()
     assert 'id="daily-puzzle"' in home
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_command_mines_the_sites_finished_games_into_the_database():
+    """A site game that reaches a shipped puzzle's position (the puzzle taken out of the database
+    first) gives it back, its source the site's game."""
+    from django.core.management import call_command
+
+    from game.models import Game
+    from game.round import actions
+
+    shipped = next(p for p in SHIPPED if len(p["line"]) == 1)
+    Puzzle.objects.filter(pk=shipped["id"]).delete()
+    game = actions.create_game("a" * 32, "alice", "B", start_fen=shipped["before"])
+    actions.join_game(game.id, "b" * 32, "bob")
+    for text in [shipped["last_move"], *shipped["line"]]:
+        row = Game.objects.get(pk=game.id)
+        actions.play_move(game.id, "a" * 32 if row.turn.value == "B" else "b" * 32, text, row.version)
+    row = Game.objects.get(pk=game.id)
+    if row.status == Game.Status.ACTIVE:
+        actions.resign(game.id, "a" * 32 if row.turn.value == "B" else "b" * 32)
+    call_command("make_puzzles", "--site", "--days", "1", "--save", "--workers", "1")
+    found = Puzzle.objects.get(pk=shipped["id"])
+    assert found.source.startswith(f"the site's game {game.id} (alice v bob), ply 1: {shipped['last_move']}")
+    assert found.line == shipped["line"]

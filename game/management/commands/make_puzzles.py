@@ -52,7 +52,7 @@ def _records(paths: list[str]):
 
 def _site_games(days: int):
     since = timezone.now() - timedelta(days=days)
-    for game in Game.objects.filter(status=Game.Status.FINISHED, finished_at__gte=since, ply__gte=10):
+    for game in Game.objects.filter(status=Game.Status.FINISHED, finished_at__gte=since, ply__gte=2):
         moves = list(Move.objects.filter(game_id=game.id).order_by("ply").values_list("notation", flat=True))
         yield game.start_fen, moves, f"the site's game {game.id} ({game.black_name} v {game.white_name})"
 
