@@ -31,10 +31,11 @@ migrate: install
 	mkdir -p var
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-1} $(PY) manage.py migrate --noinput
 
-# The site and, beside it, one worker of its task queues (with the scheduler), stopped with it.
+# The site and, beside it, one worker of its task queues (with the scheduler, at niceness 10 so that
+# a review's search yields to the site: docs/learning.md), stopped with it.
 run: install redis migrate
 	@export DJANGO_DEBUG=$${DJANGO_DEBUG:-1}; \
-	$(PY) manage.py rqworker default reviews tournaments --with-scheduler --quiet & worker=$$!; \
+	nice -n 10 $(PY) manage.py rqworker default reviews tournaments --with-scheduler --quiet & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	$(PY) -m checkers_site.serve -b $(HOST) -p $(PORT) checkers_site.asgi:application
 

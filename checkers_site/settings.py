@@ -111,6 +111,8 @@ INSTALLED_APPS = [
     "channels",
     "csp",
     "game",
+    # Reviews, puzzles and lessons (game/learning, docs/learning.md): an app of its own for its models.
+    "game.learning",
     # Accounts (game/accounts, docs/accounts.md): sign-up, log-in, password reset.
     "allauth",
     "allauth.account",

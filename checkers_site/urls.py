@@ -1,7 +1,7 @@
 """URL configuration: the game app's pages, the admin (and its task queues' pages), the accounts'
-pages (``accounts/``), and the
-languages: the language picker's ``set_language`` (``i18n/setlang/``) and the scripts' translations
-(``jsi18n/``, Django's JavaScript catalog, loaded by every page as an external script).
+pages (``accounts/``), and the languages: the language picker's ``set_language`` (``i18n/setlang/``)
+and the scripts' translations (``jsi18n/``, Django's JavaScript catalog, loaded by every page as an
+external script).
 
 The admin has no log-in form of its own: allauth's ``secure_admin_login`` sends it to the site's
 log-in page, so its wrong passwords are counted and limited as every other (``docs/accounts.md``)."""

@@ -29,6 +29,10 @@ class GameConfig(AppConfig):
         # The computer plays its turns in the games whose sockets it hears of (game/computer/player.py).
         signals.computer_seat_touched.connect(player.on_computer_seat_touched, dispatch_uid="computer-wake")
 
+        from game.learning import reviews
+        # A rated game that finished is reviewed by the computer (docs/learning.md, "Reviews").
+        signals.game_ended.connect(reviews.on_game_ended, dispatch_uid="learning-review")
+
         from game.accounts import deletion
         from game.lobby import groups
         # A deleted account's seeks leave the lobby (docs/accounts.md).

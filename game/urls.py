@@ -5,7 +5,7 @@ The game routes take only what :func:`game.models.new_game_id` makes (the patter
 other characters; another length) is a plain 404 and never reaches the database.
 """
 
-from django.urls import path, register_converter
+from django.urls import include, path, register_converter
 
 from game import howto, views
 from game.computer import views as computer_views
@@ -46,4 +46,6 @@ urlpatterns = [
     path("analysis/pdn", computer_views.analysis_pdn, name="analysis_pdn"),
     path("analysis/game/<game_id:game_id>", computer_views.analysis_game, name="analysis_game"),
     path("analysis/game/<path:text>", computer_views.analysis_not_a_game),
+    # Reviews, puzzles and lessons (docs/learning.md).
+    path("", include("game.learning.urls")),
 ]

@@ -17,6 +17,7 @@ from game.computer import seat as computer_seat
 from game.errors import ActionError
 from game.forms import ComputerGameForm, JoinForm, NewGameForm
 from game.i18n import computer_name, pool_label, time_control_label
+from game.learning import boards, puzzles, review_views
 from game.lobby.pairing import POOLS
 from game.models import Game
 from game.names import display_name, guest_name
@@ -110,8 +111,11 @@ def render_home(request, form=None, status: int = 200, computer_form=None) -> Ht
         form = NewGameForm(initial={"name": request.session.get("name", "")})
     _guest_placeholder(form, request)
     pools = [{"id": pool.id, "label": pool_label(pool.id)} for pool in POOLS.values()]
+    daily = puzzles.daily()
     return render(request, "home.html", {"form": form, "live_games": _live_games(), "pools": pools,
-                                         "computer_form": computer_form}, status=status)
+                                         "computer_form": computer_form, "daily_puzzle": daily,
+                                         "daily_board": boards.mini_board(daily.fen, flip=daily.fen.startswith("B"))
+                                         if daily else None}, status=status)
 
 
 def _live_games() -> list[dict]:
@@ -150,6 +154,7 @@ def _render_game(request, game: Game, join_form: JoinForm | None = None, status:
         "game": game, "seat": seat, "join_form": join_form, "config": config,
         "ballot": ballots.ballot(game.ballot) if game.ballot is not None else None,
         "invite_url": request.build_absolute_uri(f"/g/{game.id}/"),
+        "game_over": game.status == Game.Status.FINISHED, "review_state": review_views.state(game, request),
         "sign_in_url": (f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': f'/g/{game.id}/'})}"
                         if sign_in_to_join else None),
     }, status=status)
