@@ -61,6 +61,16 @@ def stop_engine_workers():
         pool.shutdown_all(wait=True)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def prepared_site():
+    """After the session, remove the migrated database and collected static files that the servers
+    of the system and browser tests were copied from (:func:`tests.system.processes.prepared`)."""
+    yield
+    processes = sys.modules.get("tests.system.processes")
+    if processes is not None:
+        processes.discard_prepared()
+
+
 @pytest.fixture
 def fresh_rate_limits():
     """No log-in or sign-up counted against this machine's address before (and after) the test:
