@@ -10,6 +10,9 @@ from urllib.parse import urlparse
 import pytest
 from django.conf import settings
 
+# The Redis Cluster fixtures: a fresh cluster for a test that kills a node, one shared by the others.
+from tests.cluster_support import _session_cluster, redis_cluster, shared_cluster, site_on_cluster  # noqa: F401
+
 DATA = Path(__file__).resolve().parent / "data"
 
 
