@@ -9,6 +9,13 @@ import os
 
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-suite-secret-key-not-for-production")
 os.environ.setdefault("CHANNELS_PREFIX", "asgi-test")
+os.environ.setdefault("MATCHMAKING_PREFIX", "mm-test")
+# Each pytest-xdist worker keeps its keys, channels and seek pools to itself (as do the servers it
+# starts, which inherit these variables): the workers share one Redis.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+for _name in ("CHANNELS_PREFIX", "MATCHMAKING_PREFIX"):
+    if _WORKER and not os.environ[_name].endswith(f"-{_WORKER}"):
+        os.environ[_name] = f"{os.environ[_name]}-{_WORKER}"
 
 from .settings import *  # noqa: F403
 

@@ -28,6 +28,23 @@ def pytest_configure(config):
         ) from None
 
 
+def pytest_collection_modifyitems(config, items):
+    """Groups for pytest-xdist's ``--dist loadgroup`` (``make test`` runs the tests on several
+    workers): a module whose fixtures live for the whole module runs on one worker, so they are
+    made once; the system tests run one at a time, on one worker, as each starts a whole site of
+    its own (their deadlines are a site's, not those of two sites fighting for the machine)."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        if "tests/system/" in item.nodeid or item.nodeid.startswith("system/"):
+            item.add_marker(pytest.mark.xdist_group("system"))
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        defs = info.name2fixturedefs.values() if info is not None else ()
+        if any(d[-1].scope == "module" for d in defs):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
 @pytest.fixture
 def data_dir() -> Path:
     """The folder of game records and positions the tests use (their public sources: tests/data/README.md)."""
