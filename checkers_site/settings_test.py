@@ -17,7 +17,7 @@ for _name in ("CHANNELS_PREFIX", "MATCHMAKING_PREFIX"):
     if _WORKER and not os.environ[_name].endswith(f"-{_WORKER}"):
         os.environ[_name] = f"{os.environ[_name]}-{_WORKER}"
 
-from .settings import *  # noqa: F403
+from .settings import *  # noqa: E402, F403 - after the environment above
 
 # Hashed static file names need collectstatic; the tests read the files where they are.
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
@@ -27,6 +27,13 @@ STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.s
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     VAR_DIR.mkdir(exist_ok=True)
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
+
+# The flush after each test that commits keeps the content types and permissions, and deletes
+# rows instead of truncating tables on PostgreSQL (checkers_site/test_databases).
+DATABASES["default"]["ENGINE"] = {
+    "django.db.backends.postgresql": "checkers_site.test_databases.postgresql",
+    "django.db.backends.sqlite3": "checkers_site.test_databases.sqlite3",
+}[DATABASES["default"]["ENGINE"]]
 
 # Every message the game socket encodes is checked against its schema (game.round.events.SCHEMAS).
 EVENT_SCHEMA_CHECK = True
