@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
+import shutil
 import socket
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -16,8 +22,16 @@ from tests.cluster_support import _session_cluster, redis_cluster, shared_cluste
 DATA = Path(__file__).resolve().parent / "data"
 
 
+#: The folder of the locks that let a test marked ``alone`` run while no other does (:func:`turn`),
+#: made by the pytest-xdist controller for its workers.
+TURNS = "CHECKERS_TEST_TURNS"
+
+
 def pytest_configure(config):
-    """Refuse to run against no Redis: the channel layer tests need a real server."""
+    """Refuse to run against no Redis: the channel layer tests need a real server.  Under
+    pytest-xdist, the controller makes the folder of the workers' locks (:func:`turn`)."""
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        os.environ[TURNS] = tempfile.mkdtemp(prefix="checkers-test-turns-")
     url = urlparse(settings.REDIS_URL)
     try:
         socket.create_connection((url.hostname or "127.0.0.1", url.port or 6379), timeout=2).close()
@@ -28,21 +42,84 @@ def pytest_configure(config):
         ) from None
 
 
+def pytest_sessionfinish(session):
+    if not hasattr(session.config, "workerinput") and os.environ.get(TURNS):
+        shutil.rmtree(os.environ.pop(TURNS), ignore_errors=True)
+
+
+@contextlib.contextmanager
+def turn(alone: bool) -> Iterator[None]:
+    """Under pytest-xdist, a test's turn on the shared machine's Redis: a test marked ``alone``
+    (it kills every client's subscription, pauses Redis, reads its command counts) waits until the
+    tests running elsewhere end and runs while no other starts; the others run side by side.  A
+    test waiting to run alone goes first (the gate), so it is not kept waiting by a stream of others.
+    Without workers, nothing to wait for."""
+    folder = os.environ.get(TURNS)
+    if not folder:
+        yield
+        return
+    with open(os.path.join(folder, "gate"), "a") as gate, open(os.path.join(folder, "running"), "a") as running:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        if not alone:
+            fcntl.flock(gate, fcntl.LOCK_UN)
+        fcntl.flock(running, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(running, fcntl.LOCK_UN)
+            if alone:
+                fcntl.flock(gate, fcntl.LOCK_UN)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Each test that uses the shared Redis (its set-up, call and tear-down) in its :func:`turn`."""
+    if _path(item).startswith(OWN_REDIS):
+        return (yield)
+    with turn(item.get_closest_marker("alone") is not None):
+        return (yield)
+
+
+#: Where a test's path starts, in the order the workers are handed them (see below); the rest after.
+FIRST = ("tests/system/", "tests/engine/", "tests/rules/", "tests/browser/")
+#: Tests that use no Redis but their own (or none): they run beside a test marked ``alone``.
+OWN_REDIS = ("tests/system/", "tests/engine/", "tests/rules/", "tests/test_")
+
+
+def _path(item) -> str:
+    return item.nodeid if item.nodeid.startswith(("tests/", "game/")) else f"tests/{item.nodeid}"
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
-    """Groups for pytest-xdist's ``--dist loadgroup`` (``make test`` runs the tests on several
-    workers): a module whose fixtures live for the whole module runs on one worker, so they are
-    made once; the system tests run one at a time, on one worker, as each starts a whole site of
-    its own (their deadlines are a site's, not those of two sites fighting for the machine)."""
+    """For pytest-xdist's ``--dist loadgroup`` (``make test`` runs the tests on several workers):
+
+    - a module whose fixtures live for the whole module, and each browser test module (the browser
+      is opened once a package), runs on one worker, so they are made once;
+    - the workers are handed first the tests marked ``alone`` (one group), then the long ones that
+      wait on processes of their own (system, browser) and those that use no Redis (engine,
+      rules), then the rest: what runs alone does so at the start, beside tests that it cannot
+      disturb, and the long tests do not all start at the end.
+    """
     for item in items:
         if item.get_closest_marker("xdist_group") is not None:
             continue
-        if "tests/system/" in item.nodeid or item.nodeid.startswith("system/"):
-            item.add_marker(pytest.mark.xdist_group("system"))
+        path = _path(item)
+        if item.get_closest_marker("alone") is not None:
+            item.add_marker(pytest.mark.xdist_group("alone"))
             continue
         info = getattr(item, "_fixtureinfo", None)
         defs = info.name2fixturedefs.values() if info is not None else ()
-        if any(d[-1].scope == "module" for d in defs):
+        if path.startswith("tests/browser/") or any(d[-1].scope == "module" for d in defs):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+    def rank(item) -> int:
+        if item.get_closest_marker("alone") is not None:
+            return 0
+        path = _path(item)
+        return next((n + 1 for n, start in enumerate(FIRST) if path.startswith(start)), len(FIRST) + 1)
+
+    items.sort(key=rank)
 
 
 @pytest.fixture

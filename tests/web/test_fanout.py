@@ -41,6 +41,7 @@ async def next_snapshot(comm, timeout: float = 5) -> dict:
     return await asyncio.wait_for(wait(), timeout)
 
 
+@pytest.mark.alone
 async def test_lost_subscription_resynchronises_every_socket(alice, bob, carol):
     """A move published while the process's subscription is down is lost to pub/sub; when the hub
     subscribes again every socket gets a snapshot that has it."""
@@ -163,6 +164,7 @@ def kill_publishing_connections() -> int:
         admin.close()
 
 
+@pytest.mark.alone
 async def test_the_first_publish_after_its_connections_died_is_not_late(alice, bob):
     """A pooled publishing connection that Redis closed (a restart) is replaced at once: the
     opponent gets the move without waiting for the republish 0.5 s later."""
@@ -236,6 +238,7 @@ async def test_sockets_that_come_and_go_leave_the_game_subscribed_while_one_is_t
     await a.disconnect()
 
 
+@pytest.mark.alone
 async def test_a_socket_that_joins_while_the_link_is_down_gets_its_game_subscribed(alice, bob, monkeypatch):
     """The link to Redis drops; a socket of a game new to the process joins before it is back:
     once it is back, the game's events reach that socket as events."""
@@ -284,6 +287,7 @@ class Listener:
         self.resyncs += 1
 
 
+@pytest.mark.alone
 async def test_a_join_waits_for_a_late_confirmation_while_the_link_is_up(alice, bob, monkeypatch):
     """A process too busy to read Redis's confirmation of a game's subscription within
     ``JOIN_TIMEOUT_S`` (a crowd connecting at once) still lets the socket in: the link is up, so
@@ -316,6 +320,7 @@ async def test_a_join_waits_for_a_late_confirmation_while_the_link_is_up(alice, 
     await keep.disconnect()
 
 
+@pytest.mark.alone
 async def test_a_crowd_joining_at_once_is_subscribed_in_a_few_commands(alice, bob):
     """Two hundred games joined together are subscribed in a few ``SUBSCRIBE`` commands, not one
     each: in a busy process each command waited for its own turn of the event loop, and the last
