@@ -50,8 +50,9 @@ def pytest_sessionfinish(session):
 @contextlib.contextmanager
 def turn(alone: bool) -> Iterator[None]:
     """Under pytest-xdist, a test's turn on the shared machine's Redis: a test marked ``alone``
-    (it kills every client's subscription, pauses Redis, reads its command counts) waits until the
-    tests running elsewhere end and runs while no other starts; the others run side by side.  A
+    (it kills every client's subscription, pauses Redis, reads its command counts, or holds server
+    processes to deadlines of a second or two) waits until the tests running elsewhere end and runs
+    while no other starts; the others run side by side.  A
     test waiting to run alone goes first (the gate), so it is not kept waiting by a stream of others.
     Without workers, nothing to wait for."""
     folder = os.environ.get(TURNS)
@@ -73,10 +74,12 @@ def turn(alone: bool) -> Iterator[None]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """Each test that uses the shared Redis (its set-up, call and tear-down) in its :func:`turn`."""
-    if _path(item).startswith(OWN_REDIS):
+    """Each test that uses the shared Redis, and each marked ``alone`` (its set-up, call and
+    tear-down), in its :func:`turn`."""
+    alone = item.get_closest_marker("alone") is not None
+    if not alone and _path(item).startswith(OWN_REDIS):
         return (yield)
-    with turn(item.get_closest_marker("alone") is not None):
+    with turn(alone):
         return (yield)
 
 
@@ -96,10 +99,10 @@ def pytest_collection_modifyitems(config, items):
 
     - a module whose fixtures live for the whole module, and each browser test module (the browser
       is opened once a package), runs on one worker, so they are made once;
-    - the workers are handed first the tests marked ``alone`` (one group), then the long ones that
-      wait on processes of their own (system, browser) and those that use no Redis (engine,
-      rules), then the rest: what runs alone does so at the start, beside tests that it cannot
-      disturb, and the long tests do not all start at the end.
+    - the workers are handed first the long tests that wait on processes of their own (system,
+      browser) and those that use no Redis (engine, rules), then the rest, and last the tests
+      marked ``alone`` (one group, on one worker): the long tests do not all start at the end, and
+      what runs alone does so when the machine is quiet, every other test done or waiting.
     """
     for item in items:
         if item.get_closest_marker("xdist_group") is not None:
@@ -115,9 +118,9 @@ def pytest_collection_modifyitems(config, items):
 
     def rank(item) -> int:
         if item.get_closest_marker("alone") is not None:
-            return 0
+            return len(FIRST) + 1
         path = _path(item)
-        return next((n + 1 for n, start in enumerate(FIRST) if path.startswith(start)), len(FIRST) + 1)
+        return next((n for n, start in enumerate(FIRST) if path.startswith(start)), len(FIRST))
 
     items.sort(key=rank)
 
