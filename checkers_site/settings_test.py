@@ -40,3 +40,6 @@ EVENT_SCHEMA_CHECK = True
 
 # Mail goes to Django's locmem outbox (django.core.mail.outbox), as pytest-django also sets.
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+
+# Passwords hashed as in production (PBKDF2), at a thousand iterations (checkers_site/test_hashers.py).
+PASSWORD_HASHERS = ["checkers_site.test_hashers.FewIterationsPBKDF2PasswordHasher"]
