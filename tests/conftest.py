@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
 import shutil
 import socket
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -47,40 +45,64 @@ def pytest_sessionfinish(session):
         shutil.rmtree(os.environ.pop(TURNS), ignore_errors=True)
 
 
-@contextlib.contextmanager
-def turn(alone: bool) -> Iterator[None]:
+class Turn:
     """Under pytest-xdist, a test's turn on the shared machine's Redis: a test marked ``alone``
     (it kills every client's subscription, pauses Redis, reads its command counts, or holds server
     processes to deadlines of a second or two) waits until the tests running elsewhere end and runs
-    while no other starts; the others run side by side.  A
-    test waiting to run alone goes first (the gate), so it is not kept waiting by a stream of others.
-    Without workers, nothing to wait for."""
-    folder = os.environ.get(TURNS)
-    if not folder:
-        yield
-        return
-    with open(os.path.join(folder, "gate"), "a") as gate, open(os.path.join(folder, "running"), "a") as running:
+    while no other starts; the others run side by side.  A test waiting to run alone goes first
+    (the gate), so it is not kept waiting by a stream of others.  Without workers, nothing to wait
+    for."""
+
+    def __init__(self, alone: bool):
+        self.alone = alone
+        self.files: tuple = ()
+
+    def take(self) -> None:
+        folder = os.environ.get(TURNS)
+        if not folder:
+            return
+        gate = open(os.path.join(folder, "gate"), "a")  # noqa: SIM115 - held until give()
+        running = open(os.path.join(folder, "running"), "a")  # noqa: SIM115
+        self.files = (gate, running)
         fcntl.flock(gate, fcntl.LOCK_EX)
-        if not alone:
+        if not self.alone:
             fcntl.flock(gate, fcntl.LOCK_UN)
-        fcntl.flock(running, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
-        try:
-            yield
-        finally:
-            fcntl.flock(running, fcntl.LOCK_UN)
-            if alone:
-                fcntl.flock(gate, fcntl.LOCK_UN)
+        fcntl.flock(running, fcntl.LOCK_EX if self.alone else fcntl.LOCK_SH)
+
+    def give(self) -> None:
+        """End the turn (once; closing the files drops their locks)."""
+        files, self.files = self.files, ()
+        for file in reversed(files):
+            file.close()
+
+
+_turns: dict[str, Turn] = {}
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """Each test that uses the shared Redis, and each marked ``alone`` (its set-up, call and
-    tear-down), in its :func:`turn`."""
+    tear-down), in its :class:`Turn`."""
     alone = item.get_closest_marker("alone") is not None
     if not alone and _path(item).startswith(OWN_REDIS):
         return (yield)
-    with turn(alone):
+    turn = _turns[item.nodeid] = Turn(alone)
+    turn.take()
+    try:
         return (yield)
+    finally:
+        _turns.pop(item.nodeid, None)
+        turn.give()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """The worker's last test ends its turn before its tear-down, which tears down the session's
+    fixtures too (the test database, the servers): nothing there needs the turn, and it may take a
+    while on a busy machine (a dropped PostgreSQL database waits for a checkpoint)."""
+    if nextitem is None and item.nodeid in _turns:
+        _turns.pop(item.nodeid).give()
+    return (yield)
 
 
 #: Where a test's path starts, in the order the workers are handed them (see below); the rest after.
