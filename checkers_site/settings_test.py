@@ -10,14 +10,15 @@ import os
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-suite-secret-key-not-for-production")
 os.environ.setdefault("CHANNELS_PREFIX", "asgi-test")
 os.environ.setdefault("MATCHMAKING_PREFIX", "mm-test")
-# Each pytest-xdist worker keeps its keys, channels and seek pools to itself (as do the servers it
-# starts, which inherit these variables): the workers share one Redis.
-_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
-for _name in ("CHANNELS_PREFIX", "MATCHMAKING_PREFIX"):
-    if _WORKER and not os.environ[_name].endswith(f"-{_WORKER}"):
-        os.environ[_name] = f"{os.environ[_name]}-{_WORKER}"
+# Each pytest-xdist worker keeps its keys, channels and seek pools to itself: the workers share one
+# Redis.  The servers a worker starts inherit these variables, and CHECKERS_TEST_WORKER says that
+# they are the worker's already (a test may also hand its servers prefixes of its own).
+if os.environ.get("PYTEST_XDIST_WORKER", "") not in ("", os.environ.get("CHECKERS_TEST_WORKER")):
+    os.environ["CHECKERS_TEST_WORKER"] = os.environ["PYTEST_XDIST_WORKER"]
+    for _name in ("CHANNELS_PREFIX", "MATCHMAKING_PREFIX"):
+        os.environ[_name] = f"{os.environ[_name]}-{os.environ['PYTEST_XDIST_WORKER']}"
 
-from .settings import *  # noqa: E402, F403 - after the environment above
+from .settings import *  # noqa: F403 - after the environment above
 
 # Hashed static file names need collectstatic; the tests read the files where they are.
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
