@@ -7,6 +7,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# `make test` runs the tests on this many pytest-xdist workers (tests/conftest.py says what stays
+# together); TEST_WORKERS=0 runs them all in one process.
+TEST_WORKERS ?= 4
 
 .PHONY: run test lint install core redis migrate clean messages system-packages node-modules
 
@@ -53,10 +56,11 @@ node_modules/.package-lock.json: package.json package-lock.json
 
 node-modules: node_modules/.package-lock.json
 
-# Everything: lint (unless SKIP_LINT=1, for a run that has just linted), then every test.
+# Everything: lint (unless SKIP_LINT=1, for a run that has just linted), then every test, on
+# TEST_WORKERS workers.
 test: system-packages install redis node-modules
 	@if [ "$(SKIP_LINT)" != 1 ]; then $(MAKE) --no-print-directory lint; fi
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # Style, types and the import contracts (settings in pyproject.toml): ruff on everything, mypy on the
 # application packages, lint-imports (the rooms import downward only, no circles).

@@ -5,7 +5,8 @@
 ``redis-cli --cluster create ... --cluster-replicas 1``, waits until every node
 says ``cluster_state:ok`` and stops them all afterwards.  A test kills a master
 (:meth:`Cluster.kill_master_of`) and waits for its replica to take over
-(:meth:`Cluster.wait_for_failover`).
+(:meth:`Cluster.wait_for_failover`).  The tests that kill no node share one cluster for the
+whole session (:func:`shared_cluster`), checked whole before and after each of them.
 """
 
 from __future__ import annotations
@@ -106,6 +107,11 @@ class Node:
         if self.alive():
             assert self.proc is not None
             self.proc.terminate()
+            self.wait_stopped()
+
+    def wait_stopped(self) -> None:
+        """Wait for a node told to stop (SIGTERM); SIGKILL after 5 s."""
+        if self.proc is not None:
             try:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
@@ -199,14 +205,27 @@ class Cluster:
             time.sleep(0.1)
         raise RuntimeError(f"no replica took over from port {old.port} after {timeout_s} s")
 
+    def whole(self) -> bool:
+        """Whether all six nodes run and every one says the cluster is ok."""
+        try:
+            return all(node.alive() for node in self.nodes) and all(self._ok(node) for node in self.nodes)
+        except redis.RedisError:
+            return False
+
     def stop(self) -> None:
+        """Stop every node: all told at once, then each waited for."""
         for node in self.nodes:
-            node.stop()
+            if node.alive():
+                assert node.proc is not None
+                node.proc.terminate()
+        for node in self.nodes:
+            node.wait_stopped()
 
 
 @pytest.fixture
 def redis_cluster(tmp_path) -> Iterator[Cluster]:
-    """A fresh 3-master, 3-replica Redis Cluster on loopback, stopped after the test."""
+    """A fresh 3-master, 3-replica Redis Cluster on loopback, stopped after the test: for a test
+    that kills a node (the others use :func:`shared_cluster`)."""
     cluster = Cluster(tmp_path / "cluster")
     try:
         cluster.start()
@@ -215,10 +234,29 @@ def redis_cluster(tmp_path) -> Iterator[Cluster]:
         cluster.stop()
 
 
+@pytest.fixture(scope="session")
+def _session_cluster(tmp_path_factory) -> Iterator[Cluster]:
+    cluster = Cluster(tmp_path_factory.mktemp("shared-cluster"))
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
 @pytest.fixture
-def site_on_cluster(redis_cluster, settings) -> Iterator[Cluster]:
-    """The site configured on ``redis_cluster`` (``REDIS_CLUSTER_URL``, the seek pools and the cache
-    there too), its process-wide Redis clients made again for it and after it."""
+def shared_cluster(_session_cluster) -> Iterator[Cluster]:
+    """The session's 3-master, 3-replica Redis Cluster, for a test that kills no node of it: whole
+    before the test (every node up, the cluster ok) and still whole after it."""
+    assert _session_cluster.whole(), "the shared cluster lost a node: a test that kills one must use redis_cluster"
+    yield _session_cluster
+    assert _session_cluster.whole(), "a node of the shared cluster died during the test: use redis_cluster"
+
+
+@pytest.fixture
+def site_on_cluster(shared_cluster, settings) -> Iterator[Cluster]:
+    """The site configured on the session's Redis Cluster (``REDIS_CLUSTER_URL``, the seek pools
+    and the cache there too), its process-wide Redis clients made again for it and after it."""
     from game.round import presence
     from game.round.fanout import transport as fanout_transport
 
@@ -226,12 +264,12 @@ def site_on_cluster(redis_cluster, settings) -> Iterator[Cluster]:
         fanout_transport.sync_publisher.client = None
         presence._sync_client = None
 
-    settings.REDIS_CLUSTER_URL = redis_cluster.url
-    settings.MATCHMAKING_REDIS_URL = "redis+cluster://" + redis_cluster.url.split("://", 1)[1]
-    settings.CACHES = {"default": {**settings.CACHES["default"], "LOCATION": redis_cluster.url,
+    settings.REDIS_CLUSTER_URL = shared_cluster.url
+    settings.MATCHMAKING_REDIS_URL = "redis+cluster://" + shared_cluster.url.split("://", 1)[1]
+    settings.CACHES = {"default": {**settings.CACHES["default"], "LOCATION": shared_cluster.url,
                                    "BACKEND": "checkers_site.cluster_cache.RedisClusterCache"}}
     forget_clients()
     try:
-        yield redis_cluster
+        yield shared_cluster
     finally:
         forget_clients()

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
 
-from tests.system.processes import Daphne, server_database
+from tests.system.processes import Daphne, server_database, site_env
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -51,27 +49,9 @@ def pytest_runtest_makereport(item, call):
 @pytest.fixture(scope="session")
 def server_env(tmp_path_factory):
     with server_database(tmp_path_factory.mktemp("browser-db")) as database_url:
-        env = dict(os.environ)
-        env.update({
-            "DJANGO_SETTINGS_MODULE": "checkers_site.settings",
-            "DATABASE_URL": database_url,
-            "DJANGO_SECRET_KEY": "browser-test-secret-key",
-            "DJANGO_DEBUG": "0",
-            "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
-        })
-        env.setdefault("REDIS_URL", django_settings.REDIS_URL)
-        static = tmp_path_factory.mktemp("static")
-        env["DJANGO_STATIC_ROOT"] = str(static)
-        # The two commands are independent: run them side by side.
-        commands = [[sys.executable, "manage.py", "migrate", "--noinput"],
-                    [sys.executable, "manage.py", "collectstatic", "--noinput"]]
-        procs = [subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT) for cmd in commands]
-        for cmd, proc in zip(commands, procs, strict=True):
-            output, _ = proc.communicate(timeout=120)
-            if proc.returncode:
-                raise RuntimeError(
-                    f"{' '.join(cmd[1:])} failed:\n{output.decode(errors='replace')[-3000:]}")
+        env = site_env(database_url, os.environ.get("REDIS_URL", django_settings.REDIS_URL),
+                       tmp_path_factory.mktemp("static"))
+        env["DJANGO_SECRET_KEY"] = "browser-test-secret-key"
         yield env
 
 

@@ -10,10 +10,13 @@ import os
 import pwd
 import re
 import resource
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import uuid
 from contextlib import contextmanager
@@ -178,21 +181,86 @@ class Nginx(Process):
         return ["nginx", "-c", str(self.conf), "-p", str(prefix), "-g", "daemon off;"]
 
 
+#: Where the migrated database and the collected static files of this test process live (made once
+#: by :func:`prepared`, removed by :func:`discard_prepared` at the end of the session).
+_prepared: dict | None = None
+_prepared_lock = threading.Lock()
+
+
+def _postgres_admin(url: str) -> str:
+    return urlunparse(urlparse(url)._replace(path="/postgres"))
+
+
+def prepared() -> dict:
+    """The test process's migrated database and collected static files, made on first use: one
+    ``migrate`` and one ``collectstatic`` (run side by side) for every server the session starts,
+    each of which gets a copy (:func:`server_database`, :func:`site_env`).  The database is a SQLite
+    file, or a PostgreSQL template database when ``DATABASE_URL`` names PostgreSQL.  Returns
+    ``{"folder", "static", "database_url", "template"}`` (``template``: the PostgreSQL database's
+    name, or ``""``)."""
+    global _prepared
+    with _prepared_lock:
+        if _prepared is not None:
+            return _prepared
+        folder = Path(tempfile.mkdtemp(prefix="checkers-site-"))
+        url = os.environ.get("DATABASE_URL", "")
+        template = ""
+        if url.startswith(("postgres://", "postgresql://")):
+            import psycopg
+
+            template = f"checkers_template_{uuid.uuid4().hex[:8]}"
+            with psycopg.connect(_postgres_admin(url), autocommit=True) as conn:
+                conn.execute(f'CREATE DATABASE "{template}"')
+            database_url = urlunparse(urlparse(url)._replace(path=f"/{template}"))
+        else:
+            database_url = f"sqlite:///{folder / 'db.sqlite3'}"
+        env = {**os.environ, **_site_settings(database_url, "redis://127.0.0.1:6379/0", folder / "static")}
+        commands = [[sys.executable, "manage.py", "migrate", "--noinput"],
+                    [sys.executable, "manage.py", "collectstatic", "--noinput"]]
+        procs = [subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                 for cmd in commands]
+        for cmd, proc in zip(commands, procs, strict=True):
+            output, _ = proc.communicate(timeout=300)
+            if proc.returncode:
+                raise RuntimeError(f"{' '.join(cmd[1:])} failed:\n{output.decode(errors='replace')[-3000:]}")
+        _prepared = {"folder": folder, "static": folder / "static", "database_url": database_url,
+                     "template": template}
+        return _prepared
+
+
+def discard_prepared() -> None:
+    """Remove what :func:`prepared` made (the session is over), if anything."""
+    global _prepared
+    with _prepared_lock:
+        found, _prepared = _prepared, None
+    if found is None:
+        return
+    if found["template"]:
+        import psycopg
+
+        with psycopg.connect(_postgres_admin(os.environ["DATABASE_URL"]), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{found["template"]}" WITH (FORCE)')
+    shutil.rmtree(found["folder"], ignore_errors=True)
+
+
 @contextmanager
 def server_database(tmp_dir: Path):
-    """A fresh database for servers under test: a SQLite file, or a new PostgreSQL database when
-    ``DATABASE_URL`` names PostgreSQL (dropped afterwards).  Yields its URL."""
+    """A fresh, migrated database for servers under test, a copy of :func:`prepared`'s: a SQLite
+    file, or a new PostgreSQL database when ``DATABASE_URL`` names PostgreSQL (dropped
+    afterwards).  Yields its URL."""
+    source = prepared()
     url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith(("postgres://", "postgresql://")):
+    if not source["template"]:
+        shutil.copyfile(urlparse(source["database_url"]).path, tmp_dir / "db.sqlite3")
         yield f"sqlite:///{tmp_dir / 'db.sqlite3'}"
         return
     import psycopg
 
     parsed = urlparse(url)
     name = f"checkers_system_{uuid.uuid4().hex[:8]}"
-    admin = urlunparse(parsed._replace(path="/postgres"))
+    admin = _postgres_admin(url)
     with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{source["template"]}"')
     try:
         yield urlunparse(parsed._replace(path=f"/{name}"))
     finally:
@@ -200,10 +268,8 @@ def server_database(tmp_dir: Path):
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def site_env(database_url: str, redis_url: str, static_root: Path) -> dict:
-    """The environment of a production-like site process; runs migrate and collectstatic once."""
-    env = dict(os.environ)
-    env.update({
+def _site_settings(database_url: str, redis_url: str, static_root: Path) -> dict:
+    return {
         "DJANGO_SETTINGS_MODULE": "checkers_site.settings",
         "DATABASE_URL": database_url,
         "REDIS_URL": redis_url,
@@ -211,11 +277,15 @@ def site_env(database_url: str, redis_url: str, static_root: Path) -> dict:
         "DJANGO_DEBUG": "0",
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DJANGO_STATIC_ROOT": str(static_root),
-    })
-    for command in (["migrate", "--noinput"], ["collectstatic", "--noinput"]):
-        subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, check=True,
-                       capture_output=True)
-    return env
+    }
+
+
+def site_env(database_url: str, redis_url: str, static_root: Path) -> dict:
+    """The environment of a production-like site process on ``database_url`` (from
+    :func:`server_database`: migrated already), with a copy of the collected static files in
+    ``static_root`` (:func:`prepared`'s)."""
+    shutil.copytree(prepared()["static"], static_root, dirs_exist_ok=True)
+    return {**os.environ, **_site_settings(database_url, redis_url, static_root)}
 
 
 @contextmanager

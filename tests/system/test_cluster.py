@@ -9,7 +9,6 @@ import shutil
 
 import pytest
 
-from tests.cluster_support import redis_cluster  # noqa: F401 - the fixture
 from tests.system.processes import running_site
 from tests.system.test_scaleout import (
     assert_every_move_once,
@@ -23,7 +22,7 @@ pytestmark = pytest.mark.skipif(shutil.which("nginx") is None,
                                 reason="nginx is not installed (`apt-get install nginx`; .ci/run does)")
 
 
-def test_a_game_goes_on_while_its_shards_master_is_killed(tmp_path, redis_cluster):  # noqa: F811
+def test_a_game_goes_on_while_its_shards_master_is_killed(tmp_path, redis_cluster):
     """Alice and Bob on different processes, Carol watching: at ply 10 the master serving the game's
     channel slot gets SIGKILL; its replica is promoted, each process's line of that shard
     subscribes again there and resynchronises its sockets; every socket ends with every move once,

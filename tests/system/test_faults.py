@@ -186,6 +186,7 @@ def test_one_session_cannot_open_sockets_without_end_and_the_players_play_on(sit
     asyncio.run(scenario())
 
 
+@pytest.mark.alone
 def test_a_burst_of_lobby_sockets_waits_for_redis_connections(tmp_path):
     """Hundreds of home pages open their lobby socket at once, from many addresses, on a server
     whose channel layer may hold few Redis connections: every socket gets its pool counts, and

@@ -26,6 +26,7 @@ import pytest
 
 from game import rules
 from tests.system.hosts import ROOT, HostCluster, HostProcess, Postgres, daphne, hosts, plain_redis, unavailable
+from tests.system.processes import site_env
 from tests.system.test_scaleout import Viewer, Visitor, assert_every_move_once, play, recorded_moves
 
 pytestmark = [pytest.mark.multihost, pytest.mark.skipif(bool(unavailable()), reason=unavailable() or "-")]
@@ -60,27 +61,16 @@ def pdn_moves(base: str, game_id: str) -> list[str]:
 
 def site_environment(database_url: str, redis_url: str, static_root: Path, cluster_url: str,
                      addresses: list[str]) -> dict:
-    """The environment of the site's processes on the hosts (``processes.site_env``'s, on
-    ``cluster_url``, serving the hosts' ``addresses``); runs migrate and collectstatic side by side."""
-    env = dict(os.environ)
+    """The environment of the site's processes on the hosts (``processes.site_env``'s, with its copy
+    of the collected static files, on ``cluster_url``, serving the hosts' ``addresses``); runs
+    migrate on the hosts' PostgreSQL."""
+    env = site_env(database_url, redis_url, static_root)
     env.pop("MATCHMAKING_REDIS_URL", None)   # on the cluster, as production's default
-    env.update({
-        "DJANGO_SETTINGS_MODULE": "checkers_site.settings",
-        "DATABASE_URL": database_url,
-        "REDIS_URL": redis_url,
-        "REDIS_CLUSTER_URL": cluster_url,
-        "DJANGO_SECRET_KEY": "system-test-secret-key",
-        "DJANGO_DEBUG": "0",
-        "DJANGO_ALLOWED_HOSTS": ",".join(addresses),
-        "DJANGO_STATIC_ROOT": str(static_root),
-    })
-    commands = [subprocess.Popen([sys.executable, "manage.py", *command, "--noinput"], cwd=ROOT, env=env,
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-                for command in (["migrate"], ["collectstatic"])]
-    for command in commands:
-        output, _ = command.communicate(timeout=120)
-        if command.returncode != 0:
-            raise RuntimeError(f"{' '.join(command.args[2:])} failed: {output.decode()[-2000:]}")
+    env.update({"REDIS_CLUSTER_URL": cluster_url, "DJANGO_ALLOWED_HOSTS": ",".join(addresses)})
+    migrate = subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+    if migrate.returncode != 0:
+        raise RuntimeError(f"migrate failed: {migrate.stdout.decode()[-2000:]}")
     return env
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 import uuid
 from collections.abc import Iterator
@@ -17,6 +18,8 @@ from django.db import connection, transaction
 
 from checkers_site.asgi import application
 from game.round import store
+from game.round.events import read_publication
+from game.round.fanout import transport
 
 
 @dataclass
@@ -75,6 +78,63 @@ async def recv(comm, timeout: float = 5) -> dict:
             return message
 
 
+class Published:
+    """Every game event this process publishes during a test, in order, as the hub and the pages'
+    publisher send it (:data:`game.round.fanout.transport.recorders`): what each socket of a game
+    is sent, known at once, instead of waiting to see that a socket hears nothing.
+
+    Every publisher of the tests' games runs in the test's process, and a socket of a game hears
+    only its events (its role's copy of each) and what is sent to it alone, in answer to its own
+    frames.  So a socket that sent nothing hears nothing as long as nothing was published for it:
+    :func:`sent_since` after a :func:`mark`."""
+
+    #: The test's record (the ``published`` fixture, for every web test).
+    current: Published | None = None
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, str]] = []     # (game id, publication text)
+        self.lock = threading.Lock()               # the pages publish from threads
+
+    def __call__(self, game_id: str, texts: list[str]) -> None:
+        with self.lock:
+            self.items.extend((game_id, text) for text in texts)
+
+
+def mark() -> int:
+    """Where the test's record of publications stands now (for :func:`sent_since`)."""
+    assert Published.current is not None, "the published fixture is not active"
+    return len(Published.current.items)
+
+
+def game_of(comm) -> str:
+    """The game of a game socket's communicator (from its path, ``/ws/game/<id>/``)."""
+    return comm.scope["path"].rstrip("/").rsplit("/", 1)[-1]
+
+
+def sent_since(since: int, comm) -> list[dict]:
+    """The game messages published since ``since`` (a :func:`mark`) that ``comm``'s socket gets:
+    its role's copy of each event of its game (a seat's, or a spectator's), ``audience`` notices
+    aside, as :func:`recv` and :func:`hears_nothing` pass over them.  Also fails when a message
+    other than a notice is already waiting on ``comm``."""
+    assert Published.current is not None, "the published fixture is not active"
+    waiting = [m for m in comm.output_queue._queue if m.get("type") != "websocket.send"
+               or '"type":"audience"' not in (m.get("text") or "")]
+    assert not waiting, waiting
+    role = getattr(comm, "you", None) or "S"
+    game_id = game_of(comm)
+    with Published.current.lock:
+        items = Published.current.items[since:]
+    found = []
+    for published_game, text in items:
+        if published_game != game_id:
+            continue
+        _follow, copies = read_publication(text)
+        copy = next((json.loads(t) for roles, t in copies if role in roles), None)
+        if copy is not None and copy["type"] != "audience":
+            found.append(copy)
+    return found
+
+
 async def hears_nothing(comm, timeout: float = 0.2) -> bool:
     """True when ``comm`` receives no game message (``audience`` notices aside) within ``timeout`` s."""
     while not await comm.receive_nothing(timeout=timeout):
@@ -116,6 +176,16 @@ def row_held(game_id: str, for_s: float = 10.0) -> Iterator[None]:
     finally:
         release.set()
         holder.join()
+
+
+@pytest.fixture(autouse=True)
+def published() -> Iterator[Published]:
+    """The test's record of every game event published in this process (:class:`Published`)."""
+    record = Published.current = Published()
+    transport.recorders.append(record)
+    yield record
+    transport.recorders.remove(record)
+    Published.current = None
 
 
 @pytest.fixture(autouse=True)

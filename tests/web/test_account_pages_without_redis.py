@@ -34,6 +34,7 @@ def timed(call, *args, **kwargs):
     return response, time.monotonic() - started
 
 
+@pytest.mark.alone
 def test_log_in_and_sign_up_work_while_the_caches_redis_is_stopped(own_cache_redis):
     client = Client(raise_request_exception=False)
     assert client.get("/").status_code == 200

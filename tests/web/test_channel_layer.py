@@ -31,6 +31,7 @@ async def wait_until_popping(conn: redis.Redis, timeout: float = 5) -> None:
         await asyncio.sleep(0.02)
 
 
+@pytest.mark.alone
 async def test_a_message_popped_as_the_receiving_socket_closes_reaches_its_socket():
     """Socket A's task holds the process's receive (a blocking pop); a message for socket B arrives
     and Redis hands it to that pop; A's task is cancelled (its page closed) before it reads the

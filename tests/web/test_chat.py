@@ -15,7 +15,7 @@ from game.computer import player as computer_player
 from game.computer import seat as computer
 from game.models import ChatLine, Game
 from game.round import actions, chat, fanout
-from tests.web.conftest import Browser, hears_nothing, make_browser, recv
+from tests.web.conftest import Browser, make_browser, mark, recv, sent_since
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -50,14 +50,16 @@ async def line_of(comm) -> dict:
 
 
 async def refused(sender, others, frame, code: str, game_id: str) -> dict:
-    """Send ``frame``: the sender alone gets ``error`` ``code``; nothing is stored, nobody else hears."""
+    """Send ``frame``: the sender alone gets ``error`` ``code``; nothing is stored, nobody else hears
+    (nothing was published for them by the time the sender's refusal came)."""
     before = await database_sync_to_async(stored)(game_id)
+    since = mark()
     await sender.send_json_to(frame)
     error = await recv(sender)
     assert error["type"] == "error" and error["code"] == code, error
     assert error["message"]
     for other in others:
-        assert await hears_nothing(other)
+        assert sent_since(since, other) == []
     assert await database_sync_to_async(stored)(game_id) == before
     return error
 
@@ -68,6 +70,7 @@ async def test_players_lines_reach_both_seats_and_no_spectator(alice, bob, carol
     b, _ = await bob.connect(game_id)
     c, snap_c = await carol.connect(game_id)
     assert snap_a["chat"] == {"players": []} and snap_c["chat"] == {"spectators": []}
+    since = mark()
     await say(a, "players", "  Good luck!  ")
     first = await line_of(a)
     assert await line_of(b) == first
@@ -77,7 +80,7 @@ async def test_players_lines_reach_both_seats_and_no_spectator(alice, bob, carol
     assert await line_of(a) == second
     assert second["text"] == HOSTILE and second["seat"] == "W" and second["name"] == "bob"
     assert second["id"] > first["id"]
-    assert await hears_nothing(c, timeout=0.5)
+    assert sent_since(since, c) == []
     # Nor in a snapshot: the spectator's has no players' room, the players' have both lines.
     await c.send_json_to({"type": "sync"})
     assert (await recv(c))["chat"] == {"spectators": []}
@@ -97,11 +100,12 @@ async def test_spectators_room_is_theirs_while_the_game_goes_on(alice, bob, caro
     b, _ = await bob.connect(game_id)
     c, _ = await carol.connect(game_id)
     d, _ = await dave.connect(game_id)
+    since = mark()
     await say(c, "spectators", "What a game")
     line = await line_of(c)
     assert await line_of(d) == line
     assert line == {"id": line["id"], "room": "spectators", "seat": None, "name": "carol", "text": "What a game"}
-    assert await hears_nothing(a) and await hears_nothing(b)
+    assert sent_since(since, a) == sent_since(since, b) == []
     # A player may not write there yet, nor a spectator in the players' room.
     await refused(a, [b, c, d], {"type": "chat", "room": "spectators", "text": "hi"}, "chat_not_allowed", game_id)
     await refused(c, [a, b, d], {"type": "chat", "room": "players", "text": "hi"}, "chat_not_allowed", game_id)
@@ -132,10 +136,11 @@ async def test_players_read_and_write_the_spectators_room_once_the_game_is_over(
     reply = await line_of(b)
     assert reply["seat"] == "W" and reply["name"] == "bob" and reply["room"] == "spectators"
     assert await line_of(a) == reply and await line_of(c) == reply
+    since = mark()
     await say(a, "players", "good game")
     farewell = await line_of(a)
     assert await line_of(b) == farewell
-    assert await hears_nothing(c)  # the players' room stays theirs after the game too
+    assert sent_since(since, c) == []  # the players' room stays theirs after the game too
     await c.send_json_to({"type": "sync"})
     assert (await recv(c))["chat"] == {"spectators": [during, after, reply]}
     for comm in (a, b, c):
@@ -270,20 +275,25 @@ async def test_no_chat_with_the_computer_and_it_says_good_game_once(alice, carol
     await refused(a, [c], {"type": "chat", "room": "players", "text": "hello computer"}, "chat_computer", game_id)
     await say(c, "spectators", "watching the machine")
     await line_of(c)
+    since = mark()
     await a.send_json_to({"type": "resign"})
     assert (await recv(a))["what"] == "resigned"
     assert (await recv(c))["what"] == "resigned"
     farewell = await line_of(a)
     assert farewell == {"id": farewell["id"], "room": "players", "seat": "W", "name": "Computer (level 1)",
                         "text": chat.FAREWELL}
-    assert await hears_nothing(c)
+    assert [m.get("what") for m in sent_since(since, c)] == ["resigned"]   # not the farewell
+    since = mark()
     # More wakes (after every message of every socket) say nothing more, nor does a second farewell.
     await computer_player.wake(game_id)
     again = await database_sync_to_async(chat.farewell)(game_id, computer.player_id(1))
     assert again.events == []
     await a.send_json_to({"type": "ping"})
     assert (await recv(a))["type"] == "pong"
-    assert await hears_nothing(a, timeout=0.5)
+    working = fanout.hub().round(game_id).computer    # woken after the ping too
+    if working is not None:
+        await working
+    assert sent_since(since, a) == []
     lines = await database_sync_to_async(lambda: list(
         ChatLine.objects.filter(game_id=game_id, room="players").values_list("seat", "text")))()
     assert lines == [("W", "Good game")]
@@ -296,10 +306,11 @@ async def test_no_chat_with_the_computer_and_it_says_good_game_once(alice, carol
 async def test_an_aborted_game_gets_no_farewell(alice):
     game_id = await computer_game(alice)
     a, _ = await alice.connect(game_id)
+    since = mark()
     await a.send_json_to({"type": "abort"})
     assert (await recv(a))["what"] == "aborted"
-    await computer_player.wake(game_id)
-    assert await hears_nothing(a, timeout=0.5)
+    await computer_player.wake(game_id)    # the computer's work, the abort's wake's too, is done
+    assert [m.get("what") for m in sent_since(since, a)] == ["aborted"]
     assert not await database_sync_to_async(ChatLine.objects.filter(game_id=game_id).exists)()
     await a.disconnect()
 

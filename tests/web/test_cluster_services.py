@@ -14,7 +14,7 @@ from django.test import Client
 from game.lobby.pairing import Seek
 from game.lobby.pools import Matchmaker
 from game.round import actions, admission, presence
-from tests.cluster_support import Cluster, redis_cluster, site_on_cluster  # noqa: F401 - fixtures
+from tests.cluster_support import Cluster
 from tests.web.conftest import recv
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -30,7 +30,7 @@ def cluster_keys(cluster: Cluster, pattern: str) -> set[str]:
 
 
 @pytest.mark.asyncio
-async def test_a_game_is_played_watched_and_chatted_on_the_cluster(alice, bob, carol, site_on_cluster, settings):  # noqa: F811
+async def test_a_game_is_played_watched_and_chatted_on_the_cluster(alice, bob, carol, site_on_cluster, settings):
     game = await database_sync_to_async(actions.create_game)(alice.player_id, "alice", "B")
     await database_sync_to_async(actions.join_game)(game.id, bob.player_id, "bob")
     a, snap = await alice.connect(game.id)
@@ -65,7 +65,7 @@ async def test_a_game_is_played_watched_and_chatted_on_the_cluster(alice, bob, c
     assert admission.INSTANCE
 
 
-def test_http_limits_and_the_cache_live_on_the_cluster(site_on_cluster, settings):  # noqa: F811
+def test_http_limits_and_the_cache_live_on_the_cluster(site_on_cluster, settings):
     settings.GAME_CREATE_RATE_LIMIT_SESSION = "2/minute"
     settings.GAME_CREATE_RATE_LIMIT_ADDRESS = ""
     client = Client(REMOTE_ADDR=f"10.9.{random.randrange(256)}.{random.randrange(256)}")
@@ -80,7 +80,7 @@ def test_http_limits_and_the_cache_live_on_the_cluster(site_on_cluster, settings
 
 
 @pytest.mark.asyncio
-async def test_seek_pools_pair_on_the_cluster(site_on_cluster, settings):  # noqa: F811
+async def test_seek_pools_pair_on_the_cluster(site_on_cluster, settings):
     matchmaker = Matchmaker.from_url(settings.MATCHMAKING_REDIS_URL, prefix=settings.MATCHMAKING_PREFIX)
     try:
         first = Seek(id="a" * 32, player="p1", name="one", pool="untimed", channel="c1")

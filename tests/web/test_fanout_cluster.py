@@ -15,7 +15,7 @@ from django.conf import settings
 from game.round import fanout
 from game.round.events import AudienceEvent, publications
 from game.round.fanout import transport as fanout_transport
-from tests.cluster_support import Cluster, redis_cluster  # noqa: F401 - the fixture
+from tests.cluster_support import Cluster
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -73,30 +73,32 @@ def shard_channels(cluster: Cluster) -> set[str]:
 
 
 @pytest.fixture
-def hub(redis_cluster):  # noqa: F811
-    """A hub on the cluster (and its prefix's channels only)."""
-    the_hub = fanout.Hub(settings.REDIS_URL, redis_cluster.url)
-    yield the_hub
+def hub(request):
+    """A hub on the test's cluster (and its prefix's channels only): a fresh one of its own when the
+    test asks for ``redis_cluster`` (to kill a node), else the session's ``shared_cluster``."""
+    cluster = request.getfixturevalue("redis_cluster" if "redis_cluster" in request.fixturenames
+                                      else "shared_cluster")
+    return fanout.Hub(settings.REDIS_URL, cluster.url)
 
 
-async def test_each_game_is_read_on_its_shard_and_only_while_it_has_sockets(hub, redis_cluster):  # noqa: F811
-    games = [g for ids in games_on_each_shard(redis_cluster).values() for g in ids]
+async def test_each_game_is_read_on_its_shard_and_only_while_it_has_sockets(hub, shared_cluster):
+    games = [g for ids in games_on_each_shard(shared_cluster).values() for g in ids]
     pages = {g: Page() for g in games}
     for game_id, page in pages.items():
         await hub.join(game_id, page)
     assert hub.confirmed == set(games)
     assert len(hub.lines) == 3 and all(line.subscriptions == 1 for line in hub.lines.values())
-    assert {fanout.channel(g) for g in games} <= shard_channels(redis_cluster)
+    assert {fanout.channel(g) for g in games} <= shard_channels(shared_cluster)
     for n, game_id in enumerate(games):
         await hub.publish(game_id, [event(n)])
     assert await until(lambda: all(len(p.texts) == 1 for p in pages.values()))
     assert [versions(pages[g]) for g in games] == [[n] for n in range(len(games))]
     hub.leave(games[0], pages[games[0]])
-    assert await until(lambda: fanout.channel(games[0]) not in shard_channels(redis_cluster))
-    assert fanout.channel(games[1]) in shard_channels(redis_cluster)
+    assert await until(lambda: fanout.channel(games[0]) not in shard_channels(shared_cluster))
+    assert fanout.channel(games[1]) in shard_channels(shared_cluster)
     # Published from a synchronous caller too (the pages' path), with SPUBLISH.
     fanout_transport.sync_publisher.client = None
-    settings.REDIS_CLUSTER_URL = redis_cluster.url
+    settings.REDIS_CLUSTER_URL = shared_cluster.url
     try:
         await asyncio.to_thread(fanout_transport.sync_publisher.publish, games[1], [event(7), event(8)])
         assert await until(lambda: versions(pages[games[1]]) == [1, 7, 8])
@@ -106,7 +108,7 @@ async def test_each_game_is_read_on_its_shard_and_only_while_it_has_sockets(hub,
     await hub.close()
 
 
-async def test_a_killed_masters_games_are_subscribed_again_on_its_replica_and_resynced(hub, redis_cluster):  # noqa: F811
+async def test_a_killed_masters_games_are_subscribed_again_on_its_replica_and_resynced(hub, redis_cluster):
     """SIGKILL the master of one game's shard: its replica takes over, the hub's line of that shard
     connects to it and subscribes its games again (their sockets are told the link went down, then
     get a fresh snapshot); the other shards' games are not disturbed, and events flow again."""
@@ -139,13 +141,13 @@ async def test_a_killed_masters_games_are_subscribed_again_on_its_replica_and_re
     await hub.close()
 
 
-async def test_a_join_waits_for_its_games_shard_subscription(hub, redis_cluster):  # noqa: F811
+async def test_a_join_waits_for_its_games_shard_subscription(hub, shared_cluster):
     """The join returns once the game's channel is subscribed on its shard: a publish right after
     it reaches the socket."""
     game_id = uuid.uuid4().hex[:12]
     page = Page()
     await hub.join(game_id, page)
-    master = redis_cluster.master_of(fanout.channel(game_id))
+    master = shared_cluster.master_of(fanout.channel(game_id))
     assert master.client().execute_command("PUBSUB", "SHARDNUMSUB", fanout.channel(game_id))[1] == 1
     admin = redis.Redis(host="127.0.0.1", port=master.port)
     admin.execute_command("SPUBLISH", fanout.channel(game_id), event(3))

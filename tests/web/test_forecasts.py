@@ -9,7 +9,7 @@ from channels.db import database_sync_to_async
 
 from game.models import Forecast, Game
 from game.round import actions, forecasts, watch
-from tests.web.conftest import hears_nothing, recv
+from tests.web.conftest import hears_nothing, mark, recv, sent_since
 from tests.web.test_game_actions import everyone_gets
 from tests.web.test_takebacks import close, consistent, play, refused, snapshot_of
 
@@ -44,10 +44,11 @@ def stored_forecast(game_id: str, player_id: str) -> tuple[int, list] | None:
 @pytest.mark.asyncio
 async def test_a_forecast_is_stored_and_seen_by_its_owner_only(alice, bob, carol):
     game_id, a, b, c, v = await correspondence(alice, bob, carol)
+    since = mark()
     await a.send_json_to({"type": "forecast", "lines": [["22 - 18", "15x22", "25x18", "8-11"], ["23-19", "8-11"]]})
     event = await recv(a)
     assert event == {"type": "forecast", "lines": LINES, "ply": 1}
-    assert await hears_nothing(b) and await hears_nothing(c)
+    assert sent_since(since, b) == sent_since(since, c) == []
     assert await database_sync_to_async(stored_forecast)(game_id, alice.player_id) == (1, LINES)
     assert (await snapshot_of(a))["forecast"] == LINES
     assert (await snapshot_of(b))["forecast"] == []
@@ -67,12 +68,15 @@ async def test_a_matching_move_is_answered_at_once_as_a_normal_move_and_the_tail
     game_id, a, b, c, v = await correspondence(alice, bob, carol)
     await a.send_json_to({"type": "forecast", "lines": LINES})
     await recv(a)
+    since = mark()
     v = await play(b, [a, b, c], "22-18", v)
     reply = await everyone_gets([a, b, c], type="move", move="15x22", ply=3, v=v + 1, turn="W",
                                 legal=["25x18", "26x17"])
     assert reply["state"]["clock"]["running"] == "W"
     assert await recv(a) == {"type": "forecast", "lines": [["25x18", "8-11"]], "ply": 3}
-    assert await hears_nothing(b) and await hears_nothing(c)
+    # The forecast's news is Alice's alone: Bob and Carol were sent the two moves, nothing else.
+    for other in (b, c):
+        assert [(m["type"], m["move"]) for m in sent_since(since, other)] == [("move", "22-18"), ("move", "15x22")]
     assert await database_sync_to_async(stored_forecast)(game_id, alice.player_id) == (3, [["25x18", "8-11"]])
     assert (await snapshot_of(a))["forecast"] == [["25x18", "8-11"]]
     # The tail is played too, and then nothing is left.
@@ -92,9 +96,11 @@ async def test_a_move_no_line_foresaw_clears_the_forecast(alice, bob, carol):
     game_id, a, b, c, v = await correspondence(alice, bob, carol)
     await a.send_json_to({"type": "forecast", "lines": [["22-18", "15x22"]]})
     await recv(a)
+    since = mark()
     await play(b, [a, b, c], "24-20", v)
     assert await recv(a) == {"type": "forecast", "lines": [], "ply": 2}
-    assert await hears_nothing(b) and await hears_nothing(c)
+    for other in (b, c):
+        assert [(m["type"], m["move"]) for m in sent_since(since, other)] == [("move", "24-20")]
     assert await database_sync_to_async(stored_forecast)(game_id, alice.player_id) is None
     game = await database_sync_to_async(Game.objects.get)(pk=game_id)
     assert (game.ply, game.turn.value) == (2, "B")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 
@@ -12,8 +13,9 @@ from django.db import connection
 
 from game import errors
 from game.models import Game
-from game.round import actions, drawer, store
-from tests.web.conftest import make_browser, public, recv
+from game.round import actions, drawer, fanout, store
+from game.round.events import read_publication
+from tests.web.conftest import Published, make_browser, mark, public, recv
 from tests.web.test_game_consumer import expect_refusal, start_game, stored
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -198,13 +200,21 @@ async def test_spectators_are_counted_live(alice, bob, carol, data_dir):
     a, _ = await alice.connect(game_id)
     assert await a.receive_json_from(timeout=5) == \
         {"type": "audience", "spectators": 0, "online": {"B": True, "W": False}, "game_v": 1}
+    since = mark()
     b, _ = await bob.connect(game_id)
     c, _ = await carol.connect(game_id)
     d, _ = await make_browser("dave").connect(game_id)
+    round_ = fanout.hub().round(game_id)
+    announcing = round_.audience
     # Three sockets joined within a second: one notice with them all, not three.
     notice = await a.receive_json_from(timeout=5)
     assert notice == {"type": "audience", "spectators": 2, "online": {"B": True, "W": True}, "game_v": 1}
-    assert await a.receive_nothing(timeout=1.5)
+    assert announcing is not None
+    await announcing
+    assert round_.audience is None    # no other notice on its way
+    assert Published.current is not None
+    published = [read_publication(text)[1] for _, text in Published.current.items[since:]]
+    assert [[json.loads(text) for _, text in copies] for copies in published] == [[notice]]
     await c.disconnect()
     await d.disconnect()
     assert (await a.receive_json_from(timeout=5))["spectators"] == 0

@@ -16,7 +16,7 @@ from checkers_site.asgi import application
 from game import rules
 from game.models import Game
 from game.round import actions
-from tests.web.conftest import hears_nothing, public, recv
+from tests.web.conftest import mark, public, recv, sent_since
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -80,8 +80,10 @@ async def test_first_oca_game_reaches_all_sockets_identically(alice, bob, carol,
 
 
 async def expect_refusal(comm, others, frame, code, game_id):
-    """Send ``frame``; the sender gets ``error`` with ``code``, nobody else hears anything, nothing is stored."""
+    """Send ``frame``; the sender gets ``error`` with ``code``, nobody else hears anything (nothing
+    was published for them by the time the sender's refusal came), nothing is stored."""
     before = await database_sync_to_async(stored)(game_id)
+    since = mark()
     if isinstance(frame, bytes):
         await comm.send_to(bytes_data=frame)
     elif isinstance(frame, str):
@@ -96,7 +98,7 @@ async def expect_refusal(comm, others, frame, code, game_id):
         snap = await recv(comm)
         assert snap["type"] == "snapshot"
     for other in others:
-        assert await hears_nothing(other)
+        assert sent_since(since, other) == []
     assert await database_sync_to_async(stored)(game_id) == before
     return error
 

@@ -32,6 +32,7 @@ def small_channel_layer_pool(settings):
     channel_layers.backends = {}
 
 
+@pytest.mark.alone
 async def test_a_burst_of_lobby_sockets_does_not_cost_an_honest_pairing(alice, bob, small_channel_layer_pool):
     crowd = [make_browser(f"guest{i}") for i in range(BURST)]
 

@@ -385,6 +385,7 @@ async def test_cancel_racing_pairing_never_pairs_a_cancelled_seek(pools, matchma
 
 # ---- many players, several server processes ---------------------------------------------------------
 
+@pytest.mark.alone
 async def test_crowd_over_two_server_processes_is_paired_exactly_once_odd_one_waits(servers, pools):
     crowd = 201
     (port1, _), (port2, _) = await asyncio.gather(servers.start(), servers.start())
@@ -439,6 +440,7 @@ async def test_crowd_over_two_server_processes_is_paired_exactly_once_odd_one_wa
         await asyncio.gather(*(lobby.close() for lobby in lobbies), return_exceptions=True)
 
 
+@pytest.mark.alone
 async def test_many_seekers_over_two_clients_are_claimed_exactly_once(pools, matchmaking_prefix):
     """The matchmaking layer alone: 200 seeks added and settled at once through two Redis clients."""
     other = Matchmaker.from_url(django_settings.MATCHMAKING_REDIS_URL, prefix=matchmaking_prefix)
@@ -466,6 +468,7 @@ async def test_many_seekers_over_two_clients_are_claimed_exactly_once(pools, mat
 
 # ---- expiry ----------------------------------------------------------------------------------------
 
+@pytest.mark.alone
 async def test_seek_of_killed_server_process_is_gone_within_its_ttl(servers, settings, alice, bob, pools):
     ttl = 1.5
     settings.MATCHMAKING_SEEK_TTL = ttl

@@ -111,6 +111,7 @@ async def test_a_move_whose_publish_fails_reaches_every_socket_of_the_process_at
 
 # --- The subscription is lost: the pages are told, and resynchronised -----------------------------
 
+@pytest.mark.alone
 async def test_a_lost_subscription_is_told_to_every_socket_and_a_snapshot_follows_its_return(alice, bob):
     """The hub's subscription drops and cannot come back for a while (Redis refuses): every socket
     gets ``link`` down; a socket that opens meanwhile is let in with its snapshot and the same

@@ -29,7 +29,7 @@ from redis.exceptions import RedisError
 from checkers_site.ops import metrics
 from game.round.events import read_publication
 from game.round.fanout.line import Line, link_notice
-from game.round.fanout.transport import ClusterTransport, Transport, Unavailable, prefix, transport
+from game.round.fanout.transport import ClusterTransport, Transport, Unavailable, prefix, record, transport
 from game.round.records import Kept
 from game.round.round import Member, Round
 
@@ -264,6 +264,7 @@ class Hub:
         Raises :class:`~game.round.fanout.transport.Unavailable` when Redis fails (some may have
         gone out).
         """
+        record(game_id, texts)
         try:
             await self.transport.publish(self.prefix + game_id, texts)
         except (RedisError, OSError) as exc:

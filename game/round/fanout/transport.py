@@ -4,6 +4,7 @@ synchronous publishers (the pages)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import redis
@@ -27,6 +28,18 @@ LINK_CHANNEL = "~link"
 PUBLISH_MAX_CONNECTIONS = 50
 #: The name the publishing connections give themselves (``CLIENT LIST``).
 PUBLISH_CLIENT_NAME = "checkers-publish"
+
+
+#: Told of every publish of this process as it is sent, ``(game_id, texts)`` (each attempt, the
+#: republishes too): empty in production; the tests' record of what was published, so that they
+#: assert which sockets were sent what instead of waiting to see that one is sent nothing.
+recorders: list[Callable[[str, list[str]], None]] = []
+
+
+def record(game_id: str, texts: list[str]) -> None:
+    """Tell :data:`recorders` of a publish of ``texts`` to ``game_id``'s channel."""
+    for recorder in recorders:
+        recorder(game_id, texts)
 
 
 class Unavailable(Exception):
@@ -230,6 +243,7 @@ class SyncPublisher:
     def publish(self, game_id: str, texts: list[str]) -> None:
         """Publish ``texts`` to the game's channel, in order, in one round trip.  Raises
         :class:`Unavailable` when Redis fails (some may have gone out)."""
+        record(game_id, texts)
         try:
             client = self.client
             if client is None:
