@@ -6,6 +6,7 @@ Redis server.
 """
 
 import os
+from urllib.parse import urlparse
 
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-suite-secret-key-not-for-production")
 os.environ.setdefault("CHANNELS_PREFIX", "asgi-test")
@@ -19,6 +20,14 @@ if os.environ.get("PYTEST_XDIST_WORKER", "") not in ("", os.environ.get("CHECKER
         os.environ[_name] = f"{os.environ[_name]}-{os.environ['PYTEST_XDIST_WORKER']}"
 
 from .settings import *  # noqa: F403 - after the environment above
+
+# Each worker's task queues in a Redis database of their own (1-15; REDIS_URL's is 0): a burst worker
+# run by one test drains its own worker's queues only.  Its servers and workers inherit the URL.
+if os.environ.get("CHECKERS_TEST_WORKER") and not os.environ.get("RQ_REDIS_URL"):
+    _number = 1 + int("".join(filter(str.isdigit, os.environ["CHECKERS_TEST_WORKER"])) or 0) % 15
+    os.environ["RQ_REDIS_URL"] = urlparse(REDIS_URL)._replace(path=f"/{_number}").geturl()  # noqa: F405
+    for _queue in RQ_QUEUES.values():  # noqa: F405
+        _queue["URL"] = os.environ["RQ_REDIS_URL"]
 
 # Hashed static file names need collectstatic; the tests read the files where they are.
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
