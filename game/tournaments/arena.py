@@ -15,7 +15,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from game.clock import TimeControl, TimeControlError
+from game.clock import FIRST_MOVE_S, TimeControl, TimeControlError
 from game.errors import ActionError
 from game.models import Game
 from game.names import clean_name
@@ -181,12 +181,15 @@ def _result(game: Game, side: Color) -> scoring.Result:
 
 
 def never_moved(game: Game, side: Color) -> bool:
-    """Whether ``side`` lost ``game`` on time, or had it aborted by the clock, without a move of its
-    own: such a player is withdrawn from the arena."""
+    """Whether ``side`` lost ``game`` on time, or let the clock abort it (its first move not made
+    within :data:`game.clock.FIRST_MOVE_S`), without a move of its own: such a player is withdrawn
+    from the arena."""
     if game.termination == Termination.TIME_FORFEIT.value:
         lost = _result(game, side) is scoring.Result.LOSS
-    elif game.termination == Termination.ABORTED.value:
-        lost = game.turn is side
+    elif game.termination == Termination.ABORTED.value and game.turn_started_at is not None:
+        # aborted by the clock: the side to move let its first move's time run out
+        waited = (game.finished_at or game.updated_at) - game.turn_started_at
+        lost = game.turn is side and waited >= timedelta(seconds=FIRST_MOVE_S)
     else:
         return False
     return lost and not round_berserk.has_moved(game, side)

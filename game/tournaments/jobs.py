@@ -83,7 +83,10 @@ def _pair_locked(tournament_id: str) -> list[Game]:
     ranks = {entry.player_id: index for index, entry in enumerate(standings.ranked(tournament_id))}
     free = {e.player_id: e for e in Entry.objects.filter(tournament=tournament, withdrawn=False,
                                                          free_since__isnull=False)}
-    pairs = pairing.pair([pairing.Waiting(e.player_id, ranks[e.player_id], e.last_opponent) for e in free.values()])
+    now = timezone.now()
+    pairs = pairing.pair([pairing.Waiting(e.player_id, ranks[e.player_id], e.last_opponent,
+                                          (now - e.free_since).total_seconds()) for e in free.values()
+                          if e.free_since is not None])
     started = []
     for pair in pairs:
         game = _start(tournament, free[pair[0]], free[pair[1]])

@@ -70,8 +70,11 @@ def test_the_last_opponent_is_skipped_when_someone_else_is_free():
     assert pairing.pair(waiting) == [("a", "c"), ("b", "d")]
 
 
-def test_two_players_alone_meet_again():
-    assert pairing.pair([Waiting("a", 0, "b"), Waiting("b", 1, "a")]) == [("a", "b")]
+def test_two_last_opponents_alone_wait_for_someone_else_then_meet_again():
+    assert pairing.pair([Waiting("a", 0, "b", 2.0), Waiting("b", 1, "a", 2.0)]) == []
+    assert pairing.pair([Waiting("a", 0, "b", 2.0), Waiting("b", 1, "a", 2.0), Waiting("c", 2)]) == [("a", "c")]
+    waited = pairing.REMATCH_AFTER_S
+    assert pairing.pair([Waiting("a", 0, "b", waited), Waiting("b", 1, "a", waited + 3)]) == [("a", "b")]
 
 
 def test_nobody_is_paired_twice():
