@@ -48,4 +48,6 @@ urlpatterns = [
     path("analysis/game/<path:text>", computer_views.analysis_not_a_game),
     # Reviews, puzzles and lessons (docs/learning.md).
     path("", include("game.learning.urls")),
+    # Tournaments (docs/tournaments.md).
+    path("", include("game.tournaments.urls")),
 ]

@@ -22,9 +22,10 @@ from game.lobby.pairing import POOLS
 from game.models import Game
 from game.names import display_name, guest_name
 from game.ratings import games as ratings
-from game.round import actions, protocol, reads, takebacks
+from game.round import actions, berserk, protocol, reads, takebacks
 from game.round.fanout import publish_sync
 from game.rules import ballots
+from game.tournaments import arena
 
 
 def player_id(request) -> str:
@@ -157,6 +158,9 @@ def _render_game(request, game: Game, join_form: JoinForm | None = None, status:
         "game_over": game.status == Game.Status.FINISHED, "review_state": review_views.state(game, request),
         "sign_in_url": (f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': f'/g/{game.id}/'})}"
                         if sign_in_to_join else None),
+        "arena": arena.of_game(game.id),
+        "may_berserk": seat is not None and game.status == Game.Status.ACTIVE and game.control.live
+        and not berserk.has_moved(game, seat) and getattr(game, Game.ms_field(seat)) == game.control.start_ms(),
     }, status=status)
 
 

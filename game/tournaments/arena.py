@@ -157,6 +157,11 @@ def current_pairing(tournament_id: str, player_id: str) -> Pairing | None:
         _seated(player_id)).order_by("-created_at").first()
 
 
+def of_game(game_id: str) -> Pairing | None:
+    """The arena pairing of ``game_id`` (with its tournament), or None for a game of no arena."""
+    return Pairing.objects.filter(game_id=game_id).select_related("tournament").first()
+
+
 def berserk(tournament_id: str, player_id: str) -> Progress:
     """Go berserk in one's arena game in play before one's first move: half the time
     (:func:`game.round.berserk.berserk`) and the bonus of a long enough win.  Returns the game's
