@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import random
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import django_rq
@@ -122,11 +122,17 @@ def _may_play_rated(tournament: Tournament, player_id: str) -> bool:
     return True
 
 
+def tick_job_id(tournament_id: str, due: datetime) -> str:
+    """The RQ job id of an arena's tick due at ``due``: one job per arena and second, so that the
+    same tick put on the scheduler twice runs once (and a tick that queues the next one never
+    queues it under its own id, which RQ deletes once it has run)."""
+    return f"arena-tick-{tournament_id}-{int(due.timestamp())}"
+
+
 def schedule_tick(tournament: Tournament) -> None:
-    """Put the arena's first tick on RQ's scheduler at its start (one job id per arena: queued
-    again, it replaces itself)."""
-    _queue().enqueue_at(tournament.starts_at, tick, tournament.id, job_id=f"arena-tick-{tournament.id}",
-                        result_ttl=0)
+    """Put the arena's first tick on RQ's scheduler at its start."""
+    _queue().enqueue_at(tournament.starts_at, tick, tournament.id,
+                        job_id=tick_job_id(tournament.id, tournament.starts_at), result_ttl=0)
 
 
 def tick(tournament_id: str) -> None:
@@ -154,7 +160,7 @@ def tick(tournament_id: str) -> None:
     due = min(now + timedelta(seconds=TICK_S), tournament.ends_at)
     if tournament.status == Tournament.Status.CREATED:
         due = tournament.starts_at
-    _queue().enqueue_at(due, tick, tournament_id, job_id=f"arena-tick-{tournament_id}", result_ttl=0)
+    _queue().enqueue_at(due, tick, tournament_id, job_id=tick_job_id(tournament_id, due), result_ttl=0)
 
 
 def finish(tournament_id: str) -> None:

@@ -3,8 +3,8 @@
 :func:`create_ahead` makes the arenas of the next :data:`HOURS_AHEAD` hours that do not exist yet;
 each has a ``schedule_key`` (unique in the database: ``hourly:<control>:<start>``), so two
 processes that run it at once create each event once.  It runs as the RQ job
-:func:`schedule_arenas`, which puts itself back on RQ's scheduler for the next hour under one job
-id; ``manage.py schedule_arenas`` (run by ``make run`` and by the deployment's timer) runs it now.
+:func:`schedule_arenas`, which puts itself back on RQ's scheduler for the next hour (one job id an
+hour, :func:`job_id`); ``manage.py schedule_arenas`` (run by ``make run`` and by the deployment's timer) runs it now.
 """
 
 from __future__ import annotations
@@ -23,8 +23,12 @@ HOURLY = (("1+0", 27, "Hourly Bullet Arena"), ("3+0", 57, "Hourly Blitz Arena"),
           ("5+0", 57, "Hourly 5+0 Arena"))
 #: Hours ahead the hourly arenas are created.
 HOURS_AHEAD = 2
-#: The RQ job id of the schedule: one of it in the scheduler at a time.
-JOB_ID = "arena-schedule"
+
+
+def job_id(hour: datetime) -> str:
+    """The RQ job id of the schedule's run at ``hour``: whoever puts it on the scheduler, it runs
+    once that hour."""
+    return f"arena-schedule-{hour:%Y%m%d%H}"
 
 
 def _hour(moment: datetime) -> datetime:
@@ -57,4 +61,4 @@ def schedule_arenas() -> None:
     """The job: :func:`create_ahead`, then itself again at the next hour's start (one job id)."""
     create_ahead()
     next_hour = _hour(timezone.now()) + timedelta(hours=1)
-    django_rq.get_queue(jobs.QUEUE).enqueue_at(next_hour, schedule_arenas, job_id=JOB_ID, result_ttl=0)
+    django_rq.get_queue(jobs.QUEUE).enqueue_at(next_hour, schedule_arenas, job_id=job_id(next_hour), result_ttl=0)

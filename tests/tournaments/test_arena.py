@@ -18,16 +18,17 @@ from game.round import actions
 from game.tournaments import arena, jobs, schedule, standings
 from game.tournaments.models import Entry, Pairing, Tournament
 from tests.ratings.helpers import account, guest
+from tests.tournaments.helpers import clear_tournament_jobs
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture(autouse=True)
 def empty_queue():
-    queue = django_rq.get_queue(jobs.QUEUE)
-    queue.empty()
-    yield queue
-    queue.empty()
+    """The ``tournaments`` queue, its scheduled jobs and the arenas' keys in Redis, empty before and after."""
+    clear_tournament_jobs()
+    yield django_rq.get_queue(jobs.QUEUE)
+    clear_tournament_jobs()
 
 
 def work() -> int:
@@ -199,4 +200,24 @@ def test_the_hourly_arenas_are_created_once_whoever_runs_the_schedule():
     starts = sorted({t.starts_at for t in made})
     assert starts[0] > now and starts[0].minute == 0 and starts[1] - starts[0] == timedelta(hours=1)
     scheduled = django_rq.get_queue(jobs.QUEUE).scheduled_job_registry.get_job_ids()
-    assert {f"arena-tick-{t.id}" for t in made} <= set(scheduled)
+    assert {jobs.tick_job_id(t.id, t.starts_at) for t in made} <= set(scheduled)
+    schedule.schedule_arenas()
+    schedule.schedule_arenas()      # run twice (make run, the timer, the job): one run next hour
+    next_hour = starts[0]
+    assert schedule.job_id(next_hour) in django_rq.get_queue(jobs.QUEUE).scheduled_job_registry.get_job_ids()
+
+
+def test_a_tick_runs_from_rqs_scheduler_and_puts_the_next_one_there():
+    tournament = arena.create(account("creator"), "Soon", "3+0", 30, timezone.now())
+    for index in range(2):
+        arena.join(tournament.id, account(f"p{index}"), f"p{index}")
+    jobs.schedule_tick(tournament)
+    connections.close_all()
+    django_rq.get_worker(jobs.QUEUE).work(burst=True, with_scheduler=True)
+    assert Tournament.objects.get(pk=tournament.id).status == Tournament.Status.STARTED
+    assert Pairing.objects.filter(tournament=tournament).count() == 1
+    registry = django_rq.get_queue(jobs.QUEUE).scheduled_job_registry
+    following = [j for j in registry.get_job_ids() if j.startswith("arena-tick-")]
+    assert len(following) == 1 and following[0].startswith(f"arena-tick-{tournament.id}-")
+    job = django_rq.get_queue(jobs.QUEUE).fetch_job(following[0])
+    assert job is not None and job.args == (tournament.id,)

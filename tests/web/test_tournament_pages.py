@@ -17,18 +17,17 @@ from game.models import Game
 from game.tournaments import arena, jobs, live, schedule
 from game.tournaments.models import Entry, Tournament
 from tests.ratings.helpers import account
+from tests.tournaments.helpers import clear_tournament_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture(autouse=True)
 def empty_queue():
-    queue = django_rq.get_queue(jobs.QUEUE)
-    queue.empty()
-    yield
-    queue.empty()
-    for key in django_rq.get_connection(jobs.QUEUE).scan_iter("tournaments:*"):
-        django_rq.get_connection(jobs.QUEUE).delete(key)
+    """The ``tournaments`` queue, its scheduled jobs and the arenas' keys in Redis, empty before and after."""
+    clear_tournament_jobs()
+    yield django_rq.get_queue(jobs.QUEUE)
+    clear_tournament_jobs()
 
 
 def client_of(browser) -> Client:
