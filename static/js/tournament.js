@@ -35,6 +35,31 @@ function cell(text, tag = 'td') {
   return el;
 }
 
+const SVG = 'http://www.w3.org/2000/svg';
+const FLAME = 'M6 0C7 4 11 6 11 10.5A5 5 0 0 1 1 10.5C1 8 2.5 6.5 3.5 5.5 3.5 7.5 4.5 8.5 5.5 8.5 4.5 6 5 3 6 0Z';
+
+/** The streak's flame, as the page's template draws it: an icon, and its words for screen readers. */
+function flame() {
+  const words = gettext('On fire: the next win counts double');
+  const fire = document.createElement('span');
+  fire.className = 'fire';
+  fire.title = words;
+  const svg = document.createElementNS(SVG, 'svg');
+  svg.setAttribute('viewBox', '0 0 12 16');
+  svg.setAttribute('width', '12');
+  svg.setAttribute('height', '16');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.setAttribute('focusable', 'false');
+  const path = document.createElementNS(SVG, 'path');
+  path.setAttribute('d', FLAME);
+  svg.append(path);
+  const hidden = document.createElement('span');
+  hidden.className = 'visually-hidden';
+  hidden.textContent = words;
+  fire.append(svg, hidden);
+  return fire;
+}
+
 function renderStandings(rows) {
   const body = document.getElementById('standings-body');
   body.replaceChildren(...rows.map((r) => {
@@ -42,13 +67,7 @@ function renderStandings(rows) {
     if (r.player === config.you) tr.className = 'you';
     if (r.withdrawn) tr.dataset.withdrawn = '';
     const score = cell(String(r.score));
-    if (r.fire) {
-      const fire = document.createElement('span');
-      fire.className = 'fire';
-      fire.title = gettext('On fire: the next win counts double');
-      fire.textContent = ' 🔥';
-      score.append(fire);
-    }
+    if (r.fire) score.append(' ', flame());
     tr.append(cell(String(r.rank)), cell(r.name, 'th'), score, cell(String(r.games)), cell(String(r.performance)));
     return tr;
   }));
