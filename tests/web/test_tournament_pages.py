@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from checkers_site.asgi import application
 from game.models import Game
-from game.tournaments import arena, jobs, live, schedule
+from game.tournaments import arena, jobs, live, schedule, socket
 from game.tournaments.models import Entry, Tournament
 from tests.ratings.helpers import account
 from tests.tournaments.helpers import clear_tournament_jobs
@@ -107,3 +107,17 @@ async def test_the_socket_sends_standings_and_a_paired_players_game_to_that_play
         assert standings["type"] == "standings" and standings["status"] == "started"
         assert all(row["playing"] for row in standings["standings"])
         await comm.disconnect()
+
+
+async def test_the_socket_refuses_messages_and_unknown_arenas(alice):
+    host = await sync_to_async(account)("host")
+    tournament = await sync_to_async(arena.create)(host, "Casual", "3+0", 30, timezone.now(), rated=False)
+    comm = WebsocketCommunicator(application, f"/ws/tournament/{tournament.id}/", headers=alice.headers())
+    assert (await comm.connect())[0]
+    assert (await comm.receive_json_from(timeout=5))["type"] == "standings"
+    await comm.send_json_to({"type": "join"})
+    assert (await comm.receive_json_from(timeout=5))["code"] == "no_messages"
+    assert (await comm.receive_output(timeout=5))["code"] == socket.CLOSE_NO_MESSAGES
+    gone = WebsocketCommunicator(application, "/ws/tournament/nothere2/", headers=alice.headers())
+    assert (await gone.connect())[0]
+    assert (await gone.receive_output(timeout=5))["code"] == socket.CLOSE_NO_SUCH_TOURNAMENT
