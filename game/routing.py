@@ -11,10 +11,8 @@ from game.lobby.socket import LobbyConsumer
 from game.models import GAME_ID_PATTERN
 from game.round.protocol import CLOSE_NO_SUCH_GAME
 from game.round.socket import GameConsumer
-from game.tournaments.models import ID_ALPHABET, ID_LENGTH
 from game.tournaments.socket import TournamentConsumer
-
-TOURNAMENT_ID = f"[{ID_ALPHABET}]{{{ID_LENGTH}}}"
+from game.tournaments.urls import ID_PATTERN as TOURNAMENT_ID
 
 
 class NoRouteConsumer(AsyncWebsocketConsumer):

@@ -77,6 +77,11 @@ def create(player_id: str, name: str, time_control: str, minutes: int, starts_at
         created_by=player_id, schedule_key=schedule_key, password=make_password(password) if password else "")
 
 
+def finished_or_none(tournament_id: str) -> Tournament | None:
+    """The finished arena ``tournament_id``, or None (no such arena, or not finished)."""
+    return Tournament.objects.filter(pk=str(tournament_id)[:16], status=Tournament.Status.FINISHED).first()
+
+
 def load_locked(tournament_id: str) -> Tournament:
     """The tournament under its row lock (in the caller's transaction).  Raises
     :class:`ActionError` ``no_such_tournament``."""
@@ -113,7 +118,7 @@ def join(tournament_id: str, player_id: str, name: str, password: str = "") -> E
         if tournament.status not in (Tournament.Status.CREATED, Tournament.Status.STARTED) \
                 or timezone.now() >= tournament.ends_at:
             raise ActionError("tournament_over", _("This tournament is over."))
-        entry = Entry.objects.filter(tournament=tournament, player_id=player_id).first()
+        entry = Entry.objects.select_for_update().filter(tournament=tournament, player_id=player_id).first()
         if entry is None and tournament.password and not check_password(password, tournament.password):
             raise ActionError("bad_password", _("That is not the tournament's password."))
         control = TimeControl.parse(tournament.time_control)
@@ -142,7 +147,7 @@ def withdraw(tournament_id: str, player_id: str) -> Entry:
     a game in play stay.  Raises :class:`ActionError` ``no_such_tournament``, ``not_joined``."""
     with transaction.atomic():
         tournament = load_locked(tournament_id)
-        entry = Entry.objects.filter(tournament=tournament, player_id=player_id).first()
+        entry = Entry.objects.select_for_update().filter(tournament=tournament, player_id=player_id).first()
         if entry is None or entry.withdrawn:
             raise ActionError("not_joined", _("You are not in this tournament."))
         entry.withdrawn = True

@@ -6,7 +6,9 @@ from django.urls import path, re_path
 from . import views
 from .models import ID_ALPHABET, ID_LENGTH
 
-ID = rf"(?P<tournament_id>[{ID_ALPHABET}]{{{ID_LENGTH}}})"
+#: What every tournament id is (:func:`game.tournaments.models.new_tournament_id`).
+ID_PATTERN = f"[{ID_ALPHABET}]{{{ID_LENGTH}}}"
+ID = rf"(?P<tournament_id>{ID_PATTERN})"
 
 urlpatterns = [
     path("tournaments", views.index, name="tournaments"),

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from checkers_site.asgi import application
 from game.models import Game
+from game.round import actions
 from game.tournaments import arena, jobs, live, schedule, socket
 from game.tournaments.models import Entry, Tournament
 from tests.ratings.helpers import account
@@ -121,3 +122,24 @@ async def test_the_socket_refuses_messages_and_unknown_arenas(alice):
     gone = WebsocketCommunicator(application, "/ws/tournament/nothere2/", headers=alice.headers())
     assert (await gone.connect())[0]
     assert (await gone.receive_output(timeout=5))["code"] == socket.CLOSE_NO_SUCH_TOURNAMENT
+
+
+def test_a_finished_arena_offers_every_game_in_one_pdn_file(alice, bob):
+    tournament = arena.create(account("host"), "Friday Arena", "3+0", 30, timezone.now(), rated=False)
+    for browser in (alice, bob):
+        client_of(browser).post(f"/tournaments/{tournament.id}/join")
+    jobs.tick(tournament.id)
+    game = Game.objects.get(pk=arena.current_pairing(tournament.id, alice.player_id).game_id)
+    for text in ("11-15", "23-19"):
+        game.refresh_from_db()
+        actions.play_move(game.id, game.player(game.turn), text, game.version)
+    actions.resign(game.id, game.black_player)
+    assert Client().get(f"/tournaments/{tournament.id}.pdn").status_code == 404     # not finished yet
+    jobs.game_over(game.id)
+    jobs.finish(tournament.id)
+    page = Client().get(f"/tournaments/{tournament.id}").content.decode()
+    assert 'id="podium"' in page and f"/tournaments/{tournament.id}.pdn" in page
+    response = Client().get(f"/tournaments/{tournament.id}.pdn")
+    assert response["Content-Disposition"] == f'attachment; filename="arena-{tournament.id}.pdn"'
+    single = Client().get(f"/g/{game.id}.pdn").content.decode()
+    assert response.content.decode() == single.replace('[Event "Casual game"]', '[Event "Friday Arena"]') + "\n"
