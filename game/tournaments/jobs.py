@@ -99,10 +99,14 @@ def _start(tournament: Tournament, first: Entry, second: Entry) -> Game | None:
     black, white = random.sample([first, second], 2)
     try:
         with transaction.atomic():
+            # Both still free (nobody paused meanwhile): taken first, under their rows' locks.
+            if Entry.objects.filter(pk__in=(first.pk, second.pk), withdrawn=False,
+                                    free_since__isnull=False).update(free_since=None) != 2:
+                transaction.set_rollback(True)
+                return None
             game = actions.start_game(black=(black.player_id, black.name), white=(white.player_id, white.name),
                                       time_control=tournament.time_control, rated=tournament.rated)
             Pairing.objects.create(game=game, tournament=tournament, black=black.player_id, white=white.player_id)
-            Entry.objects.filter(pk__in=(first.pk, second.pk)).update(free_since=None)
     except ActionError as exc:
         # A seat the game refuses now (an account deleted, a playban): that player is withdrawn.
         log.warning("tournaments: %s vs %s refused in %s (%s)", black.player_id, white.player_id,

@@ -221,3 +221,16 @@ def test_a_tick_runs_from_rqs_scheduler_and_puts_the_next_one_there():
     assert len(following) == 1 and following[0].startswith(f"arena-tick-{tournament.id}-")
     job = django_rq.get_queue(jobs.QUEUE).fetch_job(following[0])
     assert job is not None and job.args == (tournament.id,)
+
+
+def test_a_player_who_pauses_while_the_pairing_reads_is_not_paired():
+    tournament = arena.create(account("creator"), "Race", "3+0", 30, timezone.now())
+    ids = [account(f"p{index}") for index in range(2)]
+    for index, player in enumerate(ids):
+        arena.join(tournament.id, player, f"p{index}")
+    Tournament.objects.filter(pk=tournament.id).update(status=Tournament.Status.STARTED)
+    read = list(Entry.objects.filter(tournament=tournament))    # what the pairing read, then one pauses
+    arena.withdraw(tournament.id, ids[1])
+    assert jobs._start(tournament, *read) is None
+    assert not Game.objects.exists() and not Pairing.objects.exists()
+    assert Entry.objects.get(tournament=tournament, player_id=ids[0]).free_since is not None
