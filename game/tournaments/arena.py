@@ -25,7 +25,7 @@ from game.round import berserk as round_berserk
 from game.round.progress import Progress
 from game.rules import Color, Termination, ballots
 
-from . import scoring
+from . import live, scoring
 from .models import Entry, Pairing, Tournament
 
 #: A player-made arena lasts this many minutes at least and at most.
@@ -106,10 +106,10 @@ def cancel(tournament_id: str, player_id: str) -> Tournament:
 
 
 def join(tournament_id: str, player_id: str, name: str, password: str = "") -> Entry:
-    """Join an arena (or come back to it after a withdrawal: the score is kept).  A rated arena
-    takes signed-in players only.  Raises :class:`ActionError` ``no_such_tournament``,
-    ``no_session``, ``bad_name``, ``tournament_over``, ``bad_password``, ``sign_in_required``,
-    ``playban``."""
+    """Join an arena (or come back to it after a withdrawal: the score is kept); a player is in
+    one arena at a time, paused in any other.  A rated arena takes signed-in players only.
+    Raises :class:`ActionError` ``no_such_tournament``, ``no_session``, ``bad_name``,
+    ``tournament_over``, ``bad_password``, ``sign_in_required``, ``playban``."""
     if not player_id:
         raise ActionError("no_session", _("Your browser session has no player id."))
     name = clean_name(name)
@@ -124,6 +124,7 @@ def join(tournament_id: str, player_id: str, name: str, password: str = "") -> E
         control = TimeControl.parse(tournament.time_control)
         if tournament.rated:
             ratings.check_rated(control, player_id)
+        _leave_others(tournament, player_id)
         if entry is None:
             category = category_of(control)
             rating = round(ratings.current(player_id, category).rating) if category else 1500
@@ -136,6 +137,18 @@ def join(tournament_id: str, player_id: str, name: str, password: str = "") -> E
             entry.free_since = None if playing else timezone.now()
             entry.save(update_fields=["withdrawn", "free_since"])
         return entry
+
+
+def _leave_others(tournament: Tournament, player_id: str) -> None:
+    """A player is in one arena at a time: joining one pauses them in any other to come or under
+    way (a game in play there goes on); those arenas' viewers hear of it once this commits."""
+    others = list(Entry.objects.select_for_update().filter(
+        player_id=player_id, withdrawn=False,
+        tournament__status__in=(Tournament.Status.CREATED, Tournament.Status.STARTED)).exclude(
+        tournament=tournament).values_list("pk", "tournament_id"))
+    if others:
+        Entry.objects.filter(pk__in=[pk for pk, _ in others]).update(withdrawn=True, free_since=None)
+        transaction.on_commit(lambda: [live.changed(tid) for _, tid in others])
 
 
 def _seated(player_id: str) -> Q:
