@@ -7,6 +7,7 @@ Each is one transaction that checks, decides and writes, and raises
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime, timedelta
 
 from django.contrib.auth.hashers import check_password, make_password
@@ -148,7 +149,8 @@ def _leave_others(tournament: Tournament, player_id: str) -> None:
         tournament=tournament).values_list("pk", "tournament_id"))
     if others:
         Entry.objects.filter(pk__in=[pk for pk, _ in others]).update(withdrawn=True, free_since=None)
-        transaction.on_commit(lambda: [live.changed(tid) for _, tid in others])
+        for _, other in others:
+            transaction.on_commit(functools.partial(live.changed, other))
 
 
 def _seated(player_id: str) -> Q:
