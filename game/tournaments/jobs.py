@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 QUEUE = live.QUEUE
 #: Seconds between two ticks of a running arena.
 TICK_S = 5
+#: Seconds after its last tick an arena's chain of ticks is taken for lost (:func:`revive_ticks`).
+HEARTBEAT_S = 6 * TICK_S
 #: Seconds a pairing may hold its tournament's lock in Redis (it takes well under one).
 PAIRING_LOCK_S = 30
 
@@ -165,6 +167,29 @@ def tick(tournament_id: str) -> None:
     if tournament.status == Tournament.Status.CREATED:
         due = tournament.starts_at
     _queue().enqueue_at(due, tick, tournament_id, job_id=tick_job_id(tournament_id, due), result_ttl=0)
+    django_rq.get_connection(QUEUE).set(_heartbeat_key(tournament_id), "1", ex=HEARTBEAT_S)
+
+
+def _heartbeat_key(tournament_id: str) -> str:
+    return f"tournaments:tick:{tournament_id}"
+
+
+def revive_ticks() -> list[str]:
+    """Put back the ticks Redis lost (a flushed or replaced Redis): an arena to come whose first
+    tick is not on the scheduler gets it again; a running one, or one past its start, whose tick
+    has not run for :data:`HEARTBEAT_S` seconds ticks now.  Returns the ids of the arenas revived;
+    safe to run at any time (``manage.py schedule_arenas`` does, hourly)."""
+    queue, connection, revived = _queue(), django_rq.get_connection(QUEUE), []
+    now = timezone.now()
+    for tournament in Tournament.objects.filter(status__in=(Tournament.Status.CREATED, Tournament.Status.STARTED)):
+        if tournament.status == Tournament.Status.CREATED and tournament.starts_at > now:
+            if queue.fetch_job(tick_job_id(tournament.id, tournament.starts_at)) is None:
+                schedule_tick(tournament)
+                revived.append(tournament.id)
+        elif not connection.exists(_heartbeat_key(tournament.id)):
+            queue.enqueue(tick, tournament.id, job_id=tick_job_id(tournament.id, now), result_ttl=0)
+            revived.append(tournament.id)
+    return revived
 
 
 def finish(tournament_id: str) -> None:

@@ -18,6 +18,7 @@ from django.urls import reverse
 from game.models import Game
 
 from . import standings
+from .models import Tournament
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,8 @@ def push_standings(tournament_id: str) -> None:
     message: :func:`game.tournaments.standings.public`).  A change made while it reads queues the
     next one."""
     django_rq.get_connection(QUEUE).delete(_gate_key(tournament_id))
+    if not Tournament.objects.filter(pk=tournament_id).exists():
+        return      # deleted meanwhile (by an operator): nobody to tell
     _send(group(tournament_id), {"type": "tournament.standings", "data": standings.public(tournament_id)})
 
 

@@ -58,7 +58,10 @@ def create_ahead(now: datetime | None = None) -> list[Tournament]:
 
 
 def schedule_arenas() -> None:
-    """The job: :func:`create_ahead`, then itself again at the next hour's start (one job id)."""
+    """The job: :func:`create_ahead` and the arenas' lost ticks put back
+    (:func:`game.tournaments.jobs.revive_ticks`), then itself again at the next hour's start (one
+    job id)."""
     create_ahead()
+    jobs.revive_ticks()
     next_hour = _hour(timezone.now()) + timedelta(hours=1)
     django_rq.get_queue(jobs.QUEUE).enqueue_at(next_hour, schedule_arenas, job_id=job_id(next_hour), result_ttl=0)

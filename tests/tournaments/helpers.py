@@ -8,12 +8,12 @@ from game.tournaments import jobs
 
 
 def clear_tournament_jobs() -> None:
-    """Empty the ``tournaments`` queue and its scheduled jobs, and drop the arenas' keys in Redis."""
+    """Empty the ``tournaments`` queue, its scheduled and failed jobs, and drop the arenas' keys in Redis."""
     queue = django_rq.get_queue(jobs.QUEUE)
     queue.empty()
-    registry = queue.scheduled_job_registry
-    for job_id in registry.get_job_ids():
-        registry.remove(job_id, delete_job=True)
+    for registry in (queue.scheduled_job_registry, queue.failed_job_registry):
+        for job_id in registry.get_job_ids():
+            registry.remove(job_id, delete_job=True)
     connection = django_rq.get_connection(jobs.QUEUE)
     for key in connection.scan_iter("tournaments:*"):
         connection.delete(key)

@@ -234,3 +234,14 @@ def test_a_player_who_pauses_while_the_pairing_reads_is_not_paired():
     assert jobs._start(tournament, *read) is None
     assert not Game.objects.exists() and not Pairing.objects.exists()
     assert Entry.objects.get(tournament=tournament, player_id=ids[0]).free_since is not None
+
+
+def test_the_hourly_schedule_puts_back_the_ticks_redis_lost():
+    soon = arena.create(account("host1"), "Soon", "3+0", 30, timezone.now() + timedelta(hours=1))
+    running = arena.create(account("host2"), "Running", "3+0", 30, timezone.now())
+    Tournament.objects.filter(pk=running.id).update(status=Tournament.Status.STARTED)
+    assert sorted(jobs.revive_ticks()) == sorted([soon.id, running.id])     # nothing on the scheduler yet
+    queue = django_rq.get_queue(jobs.QUEUE)
+    assert queue.fetch_job(jobs.tick_job_id(soon.id, soon.starts_at)) is not None
+    assert work() == 1      # the running arena's tick: it runs and leaves its heartbeat
+    assert jobs.revive_ticks() == []
