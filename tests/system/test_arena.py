@@ -1,7 +1,8 @@
 """An arena end to end on a real site: two Daphne processes, a worker of the ``tournaments`` queue
 with RQ's scheduler, and guests over real sockets, each on the arena's socket and, when it says
-``paired``, on its game's socket answering at once with a random legal move.  After a short
-while the arena is ended: the standings are what the stored games give, and nobody was ever
+``paired``, on its game's socket answering at once with a random legal move (or resigning).  Halfway, one Daphne
+process is killed (its players' pages are gone with it).  Then the arena is ended: every game that
+finished in time was scored, the standings are what the stored games give, and nobody was ever
 paired into two games at once."""
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from tests.system.test_scaleout import Visitor
 
 PLAYERS = 10
 PLAY_S = 20
+#: From this ply on, a player to move resigns with this chance instead of moving: games end sooner
+#: than random play would end them, some won and some lost.
+RESIGN_FROM_PLY, RESIGN_CHANCE = 16, 0.08
 
 CREATE = """
 from django.utils import timezone
@@ -82,7 +86,7 @@ def join(base: str, tournament_id: str) -> str:
 
 
 async def play_game(port: int, game_id: str, cookie: str, rng: random.Random) -> None:
-    """Play ``game_id`` at once with random legal moves until it is over."""
+    """Play ``game_id`` at once with random legal moves (or resign, now and then) until it is over."""
     async with connect(f"ws://127.0.0.1:{port}/ws/game/{game_id}/", origin=f"http://127.0.0.1:{port}",
                        additional_headers={"Cookie": cookie}) as socket:
         async for text in socket:
@@ -92,7 +96,9 @@ async def play_game(port: int, game_id: str, cookie: str, rng: random.Random) ->
                 continue
             if state["status"] in ("finished", "aborted"):
                 return
-            if state.get("legal"):
+            if state.get("legal") and state["ply"] >= RESIGN_FROM_PLY and rng.random() < RESIGN_CHANCE:
+                await socket.send(json.dumps({"type": "resign"}))
+            elif state.get("legal"):
                 await socket.send(json.dumps({"type": "move", "move": rng.choice(state["legal"]),
                                               "v": message["v"]}))
 
@@ -110,10 +116,13 @@ async def player(port: int, tournament_id: str, cookie: str, seed: int) -> int:
     return games
 
 
-async def everyone(ports: list[int], tournament_id: str, cookies: list[str]) -> None:
+async def everyone(site: dict, tournament_id: str, cookies: list[str]) -> None:
+    ports = [daphne.port for daphne in site["daphnes"]]
     tasks = [asyncio.create_task(player(ports[i % len(ports)], tournament_id, cookie, i))
              for i, cookie in enumerate(cookies)]
-    await asyncio.sleep(PLAY_S)
+    await asyncio.sleep(PLAY_S / 2)
+    site["daphnes"][1].kill()
+    await asyncio.sleep(PLAY_S / 2)
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -144,7 +153,7 @@ def test_an_arena_over_real_sockets_scores_what_the_games_give(tmp_path):
             tournament_id = shell(env, CREATE)
             ports = [daphne.port for daphne in site["daphnes"]]
             cookies = [join(f"http://127.0.0.1:{ports[i % 2]}", tournament_id) for i in range(PLAYERS)]
-            asyncio.run(everyone(ports, tournament_id, cookies))
+            asyncio.run(everyone(site, tournament_id, cookies))
             shell(env, END.format(id=tournament_id))
             deadline = time.monotonic() + 30
             while (report := json.loads(shell(env, CHECK.format(id=tournament_id))))["status"] != "finished":
@@ -158,6 +167,8 @@ def test_an_arena_over_real_sockets_scores_what_the_games_give(tmp_path):
     finished = sum(1 for p in players.values() for g in p["games"] if g[2] == "finished")
     assert finished >= PLAYERS, f"only {finished} games finished"
     for player_id, record in players.items():
+        in_time = [g for g in record["games"] if g[2] == "finished" and g[7]]
+        assert all(g[6] for g in in_time), f"a finished game of {player_id} was never scored"
         assert record["score"] == expected_score(record["games"]), player_id
         games = record["games"]
         for earlier, later in itertools.pairwise(games):
