@@ -10,6 +10,7 @@ import secrets
 from datetime import datetime, timedelta
 
 from django.db import models
+from django.utils.translation import gettext
 
 from game.models import Game
 
@@ -56,6 +57,12 @@ class Tournament(models.Model):
 
     def __str__(self):
         return f"{self.name} ({self.id})"
+
+    @property
+    def title(self) -> str:
+        """The name a page shows: a scheduled event's in the viewer's language (its names are the
+        site's, :data:`game.tournaments.schedule.HOURLY`), a player-made one's as typed."""
+        return gettext(self.name) if self.schedule_key else self.name
 
     @property
     def ends_at(self) -> datetime:

@@ -14,13 +14,15 @@ from datetime import datetime, timedelta
 import django_rq
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from . import arena, jobs
 from .models import Tournament
 
-#: The hourly arenas: (time control, minutes, name).  Names are the site's, not translated.
-HOURLY = (("1+0", 27, "Hourly Bullet Arena"), ("3+0", 57, "Hourly Blitz Arena"),
-          ("5+0", 57, "Hourly 5+0 Arena"))
+#: The hourly arenas: (time control, minutes, name).  A name is stored in English and shown in the
+#: viewer's language (:attr:`game.tournaments.models.Tournament.title`).
+HOURLY = (("1+0", 27, gettext_noop("Hourly Bullet Arena")), ("3+0", 57, gettext_noop("Hourly Blitz Arena")),
+          ("5+0", 57, gettext_noop("Hourly 5+0 Arena")))
 #: Hours ahead the hourly arenas are created.
 HOURS_AHEAD = 2
 

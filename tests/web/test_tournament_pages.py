@@ -44,6 +44,8 @@ def test_the_list_shows_the_next_hourly_arena_and_the_header_links_to_it():
     text = page.content.decode()
     assert "Hourly Blitz Arena" in text and 'id="tournaments-link"' in text
     assert Tournament.objects.filter(status="created").count() == len(schedule.HOURLY) * schedule.HOURS_AHEAD
+    french = Client(HTTP_ACCEPT_LANGUAGE="fr").get("/tournaments").content.decode()
+    assert "Arène Blitz de l&#x27;heure" in french and "Tournois" in french
 
 
 def test_a_guest_joins_a_casual_arena_and_is_refused_a_rated_one(alice, bob):
