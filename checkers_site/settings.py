@@ -113,6 +113,8 @@ INSTALLED_APPS = [
     "game",
     # Reviews, puzzles and lessons (game/learning, docs/learning.md): an app of its own for its models.
     "game.learning",
+    # Tournaments (game/tournaments, docs/tournaments.md): arenas, an app of its own for its models.
+    "game.tournaments",
     # Accounts (game/accounts, docs/accounts.md): sign-up, log-in, password reset.
     "allauth",
     "allauth.account",

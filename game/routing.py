@@ -11,6 +11,8 @@ from game.lobby.socket import LobbyConsumer
 from game.models import GAME_ID_PATTERN
 from game.round.protocol import CLOSE_NO_SUCH_GAME
 from game.round.socket import GameConsumer
+from game.tournaments.socket import TournamentConsumer
+from game.tournaments.urls import ID_PATTERN as TOURNAMENT_ID
 
 
 class NoRouteConsumer(AsyncWebsocketConsumer):
@@ -29,5 +31,6 @@ websocket_urlpatterns = [
     # Channels' URLRouter takes ASGI applications where Django's stubs expect views.
     re_path(rf"^ws/game/(?P<game_id>{GAME_ID_PATTERN})/$", GameConsumer.as_asgi()),  # type: ignore[arg-type]
     path("ws/lobby/", LobbyConsumer.as_asgi()),  # type: ignore[arg-type]
+    re_path(rf"^ws/tournament/(?P<tournament_id>{TOURNAMENT_ID})/$", TournamentConsumer.as_asgi()),  # type: ignore[arg-type]
     re_path(r"", NoRouteConsumer.as_asgi()),  # type: ignore[arg-type]
 ]

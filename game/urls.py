@@ -5,12 +5,13 @@ The game routes take only what :func:`game.models.new_game_id` makes (the patter
 other characters; another length) is a plain 404 and never reaches the database.
 """
 
-from django.urls import include, path, register_converter
+from django.urls import include, path, re_path, register_converter
 
 from game import howto, views
 from game.computer import views as computer_views
 from game.models import GAME_ID_PATTERN
 from game.profiles import views as profile_views
+from game.tournaments.urls import ID_PATTERN as TOURNAMENT_ID_PATTERN
 
 
 class GameIdConverter:
@@ -48,4 +49,8 @@ urlpatterns = [
     path("analysis/game/<path:text>", computer_views.analysis_not_a_game),
     # Reviews, puzzles and lessons (docs/learning.md).
     path("", include("game.learning.urls")),
+    # Tournaments (docs/tournaments.md).
+    re_path(rf"^tournaments/(?P<tournament_id>{TOURNAMENT_ID_PATTERN})\.pdn$", views.tournament_pdn,
+            name="tournament_pdn"),
+    path("", include("game.tournaments.urls")),
 ]

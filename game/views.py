@@ -21,10 +21,13 @@ from game.learning import boards, puzzles, review_views
 from game.lobby.pairing import POOLS
 from game.models import Game
 from game.names import display_name, guest_name
+from game.profiles import pdn_file
 from game.ratings import games as ratings
-from game.round import actions, protocol, reads, takebacks
+from game.round import actions, berserk, protocol, reads, takebacks
 from game.round.fanout import publish_sync
-from game.rules import ballots
+from game.rules import INITIAL_FEN, Position, ballots
+from game.rules.pdn import moves_to_pdn
+from game.tournaments import arena
 
 
 def player_id(request) -> str:
@@ -157,6 +160,9 @@ def _render_game(request, game: Game, join_form: JoinForm | None = None, status:
         "game_over": game.status == Game.Status.FINISHED, "review_state": review_views.state(game, request),
         "sign_in_url": (f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': f'/g/{game.id}/'})}"
                         if sign_in_to_join else None),
+        "arena": arena.of_game(game.id),
+        "may_berserk": seat is not None and game.status == Game.Status.ACTIVE and game.control.live
+        and not berserk.has_moved(game, seat) and getattr(game, Game.ms_field(seat)) == game.control.start_ms(),
     }, status=status)
 
 
@@ -229,3 +235,27 @@ def play_computer(request):
         form.add_error(None, str(exc.message))
         return render_home(request, status=400, computer_form=form)
     return redirect("game", game_id=game.id)
+
+
+@require_safe
+def tournament_pdn(request, tournament_id):
+    """Every game of a finished arena as one PDN file (``arena-<id>.pdn``), oldest first, each
+    written from its stored row and moves as a player's archive is (:mod:`game.profiles.pdn_file`),
+    its Event the arena's name.  404 for an arena that is not finished."""
+    tournament = arena.finished_or_none(tournament_id)
+    if tournament is None:
+        raise Http404("No such finished tournament")
+    site = request.get_host()
+    rows = list(Game.objects.filter(pairing__tournament_id=tournament.id, status=Game.Status.FINISHED)
+                .order_by("created_at", "id").values_list(*pdn_file.FIELDS))
+    parts = []
+    for start in range(0, len(rows), pdn_file.BATCH_GAMES):
+        chunk = rows[start:start + pdn_file.BATCH_GAMES]
+        moves = pdn_file.moves_of([row[0] for row in chunk])
+        for row in chunk:
+            tags = {**pdn_file.tags_of(row, site), "Event": tournament.name}
+            position = Position.from_fen(row[pdn_file.FIELDS.index("start_fen")] or INITIAL_FEN)
+            parts.append(moves_to_pdn(moves[row[0]], position.fen(), position.turn, tags["Result"], tags) + "\n")
+    response = HttpResponse("".join(parts), content_type="application/x-pdn; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="arena-{tournament.id}.pdn"'
+    return response

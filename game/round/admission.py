@@ -229,8 +229,8 @@ def _keys(player_id: str | None, address: str | None, kind: str) -> tuple[str | 
 
 
 def limits_of(kind: str) -> tuple[int, int]:
-    """``(per session, per address)`` for sockets of ``kind``: ``"game"`` (``GAME_SOCKETS_PER_*``)
-    or ``"lobby"`` (``LOBBY_SOCKETS_PER_*``)."""
+    """``(per session, per address)`` for sockets of ``kind``: ``"lobby"`` (``LOBBY_SOCKETS_PER_*``),
+    or ``"game"`` and any other kind (``GAME_SOCKETS_PER_*``: the tournament page's, counted apart)."""
     if kind == "lobby":
         return settings.LOBBY_SOCKETS_PER_SESSION, settings.LOBBY_SOCKETS_PER_ADDRESS
     return settings.GAME_SOCKETS_PER_SESSION, settings.GAME_SOCKETS_PER_ADDRESS
@@ -238,7 +238,7 @@ def limits_of(kind: str) -> tuple[int, int]:
 
 async def admit(socket_id: str, player_id: str | None, address: str | None,
                 kind: str = "game") -> tuple[Ticket | None, str | None]:
-    """Count a new socket of ``kind`` (``"game"`` or ``"lobby"``, counted apart) of ``player_id``'s
+    """Count a new socket of ``kind`` (``"game"``, ``"lobby"``, ``"tournament"``: counted apart) of ``player_id``'s
     session from ``address`` (either may be None: not counted).
 
     Returns ``(ticket, None)`` when admitted (the ticket for :func:`refresh` and :func:`release`)

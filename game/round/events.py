@@ -222,7 +222,7 @@ class SeatsEvent(GameEvent):
 #: The names of ``update`` events: what happened besides a move.
 UPDATES = ("draw_offered", "draw_declined", "draw_accepted", "resigned", "aborted",
            "rematch_offered", "rematch_declined", "rematch_started", "flagged", "claimed_win",
-           "claimed_draw", "takeback_offered", "takeback_declined")
+           "claimed_draw", "takeback_offered", "takeback_declined", "berserk")
 
 
 @dataclass(frozen=True)

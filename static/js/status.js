@@ -102,6 +102,9 @@ export function updateText(what, by, you, nameOf) {
     case 'takeback_declined':
       if (by && by === you) return gettext('You declined the takeback.');
       return name ? fmt(gettext('%(name)s declined the takeback.'), { name }) : gettext('Someone declined the takeback.');
+    case 'berserk':
+      if (by && by === you) return gettext('You went berserk: half your time, for a bonus point if you win.');
+      return name ? fmt(gettext('%(name)s went berserk.'), { name }) : gettext('Your opponent went berserk.');
     default:
       return ''; // draw_accepted, resigned, aborted, flagged, claims: the result banner says it
   }

@@ -62,6 +62,10 @@ def test_units_hang_together():
     assert "manage.py housekeeping" in service["Service"]["ExecStart"]
     assert timer["Timer"]["OnCalendar"] == "hourly"
     assert timer["Install"]["WantedBy"] == "timers.target"
+    arenas, arenas_timer = unit("checkers-arenas.service"), unit("checkers-arenas.timer")
+    assert arenas["Service"]["Type"] == "oneshot" and "manage.py schedule_arenas" in arenas["Service"]["ExecStart"]
+    assert arenas_timer["Timer"]["OnCalendar"] == "*:05"
+    assert arenas_timer["Install"]["WantedBy"] == "timers.target"
     env_keys = {line.split("=", 1)[0] for line in (UNITS / "env.example").read_text().splitlines()
                 if line and not line.startswith("#")}
     assert {"DJANGO_SECRET_KEY", "DJANGO_ALLOWED_HOSTS", "DATABASE_URL", "REDIS_URL"} <= env_keys
@@ -72,7 +76,7 @@ def test_systemd_accepts_the_units(tmp_path):
     for path in UNITS.glob("checkers*"):
         shutil.copy(path, tmp_path)
     names = ["checkers@8001.service", "checkers.target", "checkers-housekeeping.service",
-             "checkers-housekeeping.timer"]
+             "checkers-housekeeping.timer", "checkers-arenas.service", "checkers-arenas.timer"]
     result = subprocess.run(["systemd-analyze", "verify", "--man=no", *names], cwd=tmp_path,
                             capture_output=True, text=True, timeout=60)
     # The paths of a production host do not exist here; anything else is an error in a unit.
@@ -107,6 +111,21 @@ def test_the_daphne_unit_serves_the_site_and_housekeeping_runs(tmp_path):
                                     timeout=60)
             assert result.returncode == 0, result.stderr
             assert "housekeeping: aborted 0 waiting games" in result.stdout
+    finally:
+        redis.stop()
+
+
+def test_the_arenas_unit_creates_the_coming_hourly_arenas_once(tmp_path):
+    redis = RedisServer(tmp_path / "redis.log")
+    redis.start()
+    try:
+        with server_database(tmp_path) as database_url:
+            env = site_env(database_url, redis.url, tmp_path / "static")
+            schedule = command(unit("checkers-arenas.service")["Service"]["ExecStart"])
+            for _ in range(2):     # the timer and the hourly job may both run: the arenas are made once
+                result = subprocess.run(schedule, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+                assert result.returncode == 0, result.stderr
+                assert result.stdout.strip().endswith("6 scheduled arenas to come")
     finally:
         redis.stop()
 

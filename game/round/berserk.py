@@ -1,0 +1,49 @@
+"""Berserk: a seat of a live game gives up half its time before its first move.
+
+Only the arenas offer it (:mod:`game.tournaments.arena`, which records the bonus it may earn); the
+game's side of it is here, one action like the others: the seat's stored time halved under the row
+lock, and an ``update`` ``berserk`` event for every viewer, whose clocks then show it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.utils.translation import gettext_lazy as _
+
+from game.errors import ActionError
+from game.models import Game
+from game.round.progress import Change, Progress, act, seat_in_play
+from game.rules import Color, ballots
+
+
+def has_moved(game: Game, seat: Color) -> bool:
+    """Whether ``seat`` has made a move of its own in ``game`` (a 3-move ballot's plies are the
+    site's): the side that moves first after the opening has moved from the first such ply on,
+    the other from the second."""
+    own = game.ply - ballots.opening_plies(game.ballot)
+    first = Color.BLACK if ballots.opening_plies(game.ballot) % 2 == 0 else Color.WHITE
+    return own >= (1 if seat is first else 2)
+
+
+def berserk(game_id: str, player_id: str | None, now: datetime | None = None) -> Progress:
+    """Halve the time of ``player_id``'s seat in a live game in which it has not moved yet.
+
+    Returns the ``update`` ``berserk`` event.  Raises :class:`ActionError`: ``no_such_game``,
+    ``not_seated``, ``game_over``, ``not_started``, ``berserk_no_clock`` (an untimed or correspondence
+    game), ``berserk_too_late`` (the seat has moved), ``berserk_twice`` (its time is halved already).
+    """
+    def decide(game: Game, seat: Color | None) -> Change:
+        side = seat_in_play(game, player_id)
+        control = game.control
+        start_ms = control.start_ms()
+        if not control.live or start_ms is None:
+            raise ActionError("berserk_no_clock", _("Berserk needs a game with a clock."))
+        if has_moved(game, side):
+            raise ActionError("berserk_too_late", _("Berserk is only possible before your first move."))
+        field = Game.ms_field(side)
+        if getattr(game, field) < start_ms:
+            raise ActionError("berserk_twice", _("You have gone berserk already in this game."))
+        return Change("berserk", {field: start_ms // 2})
+
+    return act(game_id, player_id, decide, now)

@@ -1,0 +1,267 @@
+"""The arena's actions: create, cancel, join, withdraw, berserk, and a game's end scored.
+
+Each is one transaction that checks, decides and writes, and raises
+:class:`~game.errors.ActionError` with a code (and changes nothing) when refused.  Pairing is
+:mod:`game.tournaments.pairing` (who) and :mod:`game.tournaments.jobs` (when, off the socket path).
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import datetime, timedelta
+
+from django.contrib.auth.hashers import check_password, make_password
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from game.clock import FIRST_MOVE_S, TimeControl, TimeControlError
+from game.errors import ActionError
+from game.models import Game
+from game.names import clean_name
+from game.ratings import games as ratings
+from game.ratings.categories import category_of
+from game.round import berserk as round_berserk
+from game.round.progress import Progress
+from game.rules import Color, Termination, ballots
+
+from . import live, scoring
+from .models import Entry, Pairing, Tournament
+
+#: A player-made arena lasts this many minutes at least and at most.
+MIN_MINUTES, MAX_MINUTES = 10, 240
+#: A player-made arena starts at most this far ahead.
+MAX_AHEAD = timedelta(days=7)
+#: Unfinished events one account may have created at once.
+MAX_OPEN_PER_CREATOR = 3
+
+
+def no_such_tournament() -> ActionError:
+    """The refusal for a tournament id that names none."""
+    return ActionError("no_such_tournament", _("There is no such tournament."))
+
+
+def live_control(text: str) -> TimeControl:
+    """The live control ``text`` names (``M+S``).  Raises :class:`ActionError` ``bad_time_control``
+    (not a control, or untimed or correspondence: an arena needs a live clock)."""
+    try:
+        control = TimeControl.parse(text)
+    except TimeControlError as exc:
+        raise ActionError("bad_time_control", str(exc)) from None
+    if not control.live:
+        raise ActionError("bad_time_control", _("An arena is played with a live clock, e.g. 3+0."))
+    return control
+
+
+def create(player_id: str, name: str, time_control: str, minutes: int, starts_at: datetime,
+           rated: bool = True, password: str = "", schedule_key: str | None = None) -> Tournament:
+    """Create an arena.  ``player_id`` is the creator's (an account's), or empty with a
+    ``schedule_key`` for a scheduled event; ``minutes`` its duration; ``password`` (optional)
+    stored hashed.  Raises :class:`ActionError` ``bad_time_control``, ``bad_duration``,
+    ``bad_start``, ``sign_in_required``, ``too_many_tournaments``, ``bad_name``."""
+    control = live_control(time_control)
+    name = clean_name(name)
+    if not MIN_MINUTES <= minutes <= MAX_MINUTES:
+        raise ActionError("bad_duration", _("An arena lasts from 10 to 240 minutes."))
+    if schedule_key is None:
+        now = timezone.now()
+        if not now - timedelta(minutes=1) <= starts_at <= now + MAX_AHEAD:
+            raise ActionError("bad_start", _("An arena starts within the next seven days."))
+        if not ratings.is_account(player_id):
+            raise ActionError("sign_in_required", _("Sign in to create a tournament."))
+        if Tournament.objects.filter(created_by=player_id, status__in=(
+                Tournament.Status.CREATED, Tournament.Status.STARTED)).count() >= MAX_OPEN_PER_CREATOR:
+            raise ActionError("too_many_tournaments", _("You have three tournaments to come already."))
+    return Tournament.objects.create(
+        name=name, time_control=str(control), minutes=minutes, starts_at=starts_at, rated=bool(rated),
+        created_by=player_id, schedule_key=schedule_key, password=make_password(password) if password else "")
+
+
+def finished_or_none(tournament_id: str) -> Tournament | None:
+    """The finished arena ``tournament_id``, or None (no such arena, or not finished)."""
+    return Tournament.objects.filter(pk=str(tournament_id)[:16], status=Tournament.Status.FINISHED).first()
+
+
+def load_locked(tournament_id: str) -> Tournament:
+    """The tournament under its row lock (in the caller's transaction).  Raises
+    :class:`ActionError` ``no_such_tournament``."""
+    found = Tournament.objects.select_for_update().filter(pk=str(tournament_id)[:16]).first()
+    if found is None:
+        raise no_such_tournament()
+    return found
+
+
+def cancel(tournament_id: str, player_id: str) -> Tournament:
+    """Cancel an arena before its start: its creator only.  Raises :class:`ActionError`
+    ``no_such_tournament``, ``not_creator``, ``already_started``."""
+    with transaction.atomic():
+        tournament = load_locked(tournament_id)
+        if not player_id or tournament.created_by != player_id:
+            raise ActionError("not_creator", _("Only the tournament's creator may cancel it."))
+        if tournament.status != Tournament.Status.CREATED:
+            raise ActionError("already_started", _("The tournament has started: it can no longer be cancelled."))
+        tournament.status = Tournament.Status.CANCELLED
+        tournament.save(update_fields=["status"])
+        return tournament
+
+
+def join(tournament_id: str, player_id: str, name: str, password: str = "") -> Entry:
+    """Join an arena (or come back to it after a withdrawal: the score is kept); a player is in
+    one arena at a time, paused in any other.  A rated arena takes signed-in players only.
+    Raises :class:`ActionError` ``no_such_tournament``, ``no_session``, ``bad_name``,
+    ``tournament_over``, ``bad_password``, ``sign_in_required``, ``playban``."""
+    if not player_id:
+        raise ActionError("no_session", _("Your browser session has no player id."))
+    name = clean_name(name)
+    with transaction.atomic():
+        tournament = load_locked(tournament_id)
+        if tournament.status not in (Tournament.Status.CREATED, Tournament.Status.STARTED) \
+                or timezone.now() >= tournament.ends_at:
+            raise ActionError("tournament_over", _("This tournament is over."))
+        entry = Entry.objects.select_for_update().filter(tournament=tournament, player_id=player_id).first()
+        if entry is None and tournament.password and not check_password(password, tournament.password):
+            raise ActionError("bad_password", _("That is not the tournament's password."))
+        control = TimeControl.parse(tournament.time_control)
+        if tournament.rated:
+            ratings.check_rated(control, player_id)
+        _leave_others(tournament, player_id)
+        if entry is None:
+            category = category_of(control)
+            rating = round(ratings.current(player_id, category).rating) if category else 1500
+            return Entry.objects.create(tournament=tournament, player_id=player_id, name=name, rating=rating,
+                                        free_since=timezone.now())
+        if entry.withdrawn:
+            playing = Pairing.objects.filter(tournament=tournament, scored=False).filter(
+                _seated(player_id)).exists()
+            entry.withdrawn = False
+            entry.free_since = None if playing else timezone.now()
+            entry.save(update_fields=["withdrawn", "free_since"])
+        return entry
+
+
+def _leave_others(tournament: Tournament, player_id: str) -> None:
+    """A player is in one arena at a time: joining one pauses them in any other to come or under
+    way (a game in play there goes on); those arenas' viewers hear of it once this commits."""
+    others = list(Entry.objects.select_for_update().filter(
+        player_id=player_id, withdrawn=False,
+        tournament__status__in=(Tournament.Status.CREATED, Tournament.Status.STARTED)).exclude(
+        tournament=tournament).values_list("pk", "tournament_id"))
+    if others:
+        Entry.objects.filter(pk__in=[pk for pk, _ in others]).update(withdrawn=True, free_since=None)
+        for _, other in others:
+            transaction.on_commit(functools.partial(live.changed, other))
+
+
+def _seated(player_id: str) -> Q:
+    return Q(black=player_id) | Q(white=player_id)
+
+
+def withdraw(tournament_id: str, player_id: str) -> Entry:
+    """Withdraw from an arena (pause): not paired any more until one joins again; the score and
+    a game in play stay.  Raises :class:`ActionError` ``no_such_tournament``, ``not_joined``."""
+    with transaction.atomic():
+        tournament = load_locked(tournament_id)
+        entry = Entry.objects.select_for_update().filter(tournament=tournament, player_id=player_id).first()
+        if entry is None or entry.withdrawn:
+            raise ActionError("not_joined", _("You are not in this tournament."))
+        entry.withdrawn = True
+        entry.free_since = None
+        entry.save(update_fields=["withdrawn", "free_since"])
+        return entry
+
+
+def current_pairing(tournament_id: str, player_id: str) -> Pairing | None:
+    """``player_id``'s game in play in the tournament, or None."""
+    return Pairing.objects.filter(tournament_id=tournament_id, scored=False).filter(
+        _seated(player_id)).order_by("-created_at").first()
+
+
+def of_game(game_id: str) -> Pairing | None:
+    """The arena pairing of ``game_id`` (with its tournament), or None for a game of no arena."""
+    return Pairing.objects.filter(game_id=game_id).select_related("tournament").first()
+
+
+def berserk(tournament_id: str, player_id: str) -> Progress:
+    """Go berserk in one's arena game in play before one's first move: half the time
+    (:func:`game.round.berserk.berserk`) and the bonus of a long enough win.  Returns the game's
+    :class:`Progress` (its event to publish).  Raises :class:`ActionError` ``not_in_game`` and
+    what :func:`game.round.berserk.berserk` raises (``berserk_too_late``, ``berserk_twice``,
+    ``berserk_no_clock``, ``game_over`` ...)."""
+    pairing = current_pairing(tournament_id, player_id)
+    if pairing is None:
+        raise ActionError("not_in_game", _("You have no game in play in this tournament."))
+    with transaction.atomic():
+        progress = round_berserk.berserk(pairing.game_id, player_id)
+        field = "black_berserk" if pairing.black == player_id else "white_berserk"
+        Pairing.objects.filter(pk=pairing.pk).update(**{field: True})
+    return progress
+
+
+def _result(game: Game, side: Color) -> scoring.Result:
+    winner = {"1-0": Color.BLACK, "0-1": Color.WHITE}.get(game.result)
+    if game.result == "1/2-1/2":
+        return scoring.Result.DRAW
+    return scoring.Result.WIN if winner is side else scoring.Result.LOSS
+
+
+def never_moved(game: Game, side: Color) -> bool:
+    """Whether ``side`` lost ``game`` on time, or let the clock abort it (its first move not made
+    within :data:`game.clock.FIRST_MOVE_S`), without a move of its own: such a player is withdrawn
+    from the arena."""
+    if game.termination == Termination.TIME_FORFEIT.value:
+        lost = _result(game, side) is scoring.Result.LOSS
+    elif game.termination == Termination.ABORTED.value and game.turn_started_at is not None:
+        # aborted by the clock: the side to move let its first move's time run out
+        waited = (game.finished_at or game.updated_at) - game.turn_started_at
+        lost = game.turn is side and waited >= timedelta(seconds=FIRST_MOVE_S)
+    else:
+        return False
+    return lost and not round_berserk.has_moved(game, side)
+
+
+def record(game_id: str) -> Pairing | None:
+    """Score the end of an arena game (once: a second call changes nothing): each player's points,
+    streak, games and performance, and both free to pair again; a game that ended after the
+    arena's end, or was aborted, scores nothing.  Returns the pairing, or None for a game of no
+    arena or one not over."""
+    with transaction.atomic():
+        pairing = Pairing.objects.select_for_update().filter(game_id=game_id).first()
+        if pairing is None or pairing.scored:
+            return pairing
+        game = Game.objects.get(pk=game_id)
+        if not game.is_over:
+            return None
+        tournament = Tournament.objects.get(pk=pairing.tournament_id)
+        counts = game.status == Game.Status.FINISHED and tournament.status == Tournament.Status.STARTED \
+            and (game.finished_at or timezone.now()) <= tournament.ends_at
+        moves = (game.ply - ballots.opening_plies(game.ballot)) // 2
+        now = timezone.now()
+        entries = {e.player_id: e for e in Entry.objects.select_for_update().filter(
+            tournament=tournament, player_id__in=(pairing.black, pairing.white))}
+        for side, player, opponent in ((Color.BLACK, pairing.black, pairing.white),
+                                       (Color.WHITE, pairing.white, pairing.black)):
+            entry = entries[player]
+            points = _score_entry(entry, game, side, entries[opponent], pairing, moves) if counts else 0
+            setattr(pairing, f"{side.name.lower()}_points", points if counts else None)
+            entry.last_opponent = opponent
+            entry.withdrawn = entry.withdrawn or never_moved(game, side)
+            entry.free_since = None if entry.withdrawn else now
+            entry.save()
+        pairing.scored = True
+        pairing.save()
+        return pairing
+
+
+def _score_entry(entry: Entry, game: Game, side: Color, opponent: Entry, pairing: Pairing, moves: int) -> int:
+    result = _result(game, side)
+    berserked = pairing.black_berserk if side is Color.BLACK else pairing.white_berserk
+    scored = scoring.score(result, entry.streak, berserked, moves)
+    entry.score += scored.points
+    entry.streak = scored.streak
+    entry.games += 1
+    entry.wins += result is scoring.Result.WIN
+    entry.draws += result is scoring.Result.DRAW
+    rating = getattr(game, f"{side.opponent.name.lower()}_rating") or opponent.rating
+    entry.opponents_rating += rating
+    return scored.points

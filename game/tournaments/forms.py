@@ -1,0 +1,27 @@
+"""The form of a player-made arena."""
+
+from __future__ import annotations
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from game.clock import STANDARD
+
+#: Durations offered (minutes).
+DURATIONS = (20, 30, 45, 60, 90, 120)
+#: Starts offered (minutes from now).
+STARTS_IN = (2, 5, 10, 15, 30, 60, 120, 240, 1440)
+
+
+class ArenaForm(forms.Form):
+    """Name, time control, duration, start, rated or casual, an optional password."""
+
+    name = forms.CharField(label=_("Name"), max_length=40)
+    time_control = forms.ChoiceField(label=_("Time control"), choices=[(c, c) for c in ("1+0", "3+0", *STANDARD[1:])])
+    minutes = forms.TypedChoiceField(label=_("Duration (minutes)"), coerce=int, initial=45,
+                                     choices=[(m, str(m)) for m in DURATIONS])
+    starts_in = forms.TypedChoiceField(label=_("Starts in (minutes)"), coerce=int, initial=10,
+                                       choices=[(m, str(m)) for m in STARTS_IN])
+    rated = forms.BooleanField(label=_("Rated"), required=False, initial=True)
+    password = forms.CharField(label=_("Password (optional)"), required=False, max_length=60,
+                               widget=forms.PasswordInput(render_value=False))

@@ -1,0 +1,200 @@
+"""The tournaments' work off the socket path, as jobs on the RQ ``tournaments`` queue.
+
+- :func:`on_game_ended` (the :data:`game.round.signals.game_ended` receiver) queues
+  :func:`game_over` for an arena game: its end scored (:func:`game.tournaments.arena.record`) and
+  the free players paired at once.
+- :func:`tick`: one job per arena, on RQ's scheduler from its start to its end every
+  :data:`TICK_S` seconds: the start, the pairing of whoever waits, the end (the standings frozen).
+- :func:`pair_arena` takes a lock in Redis, so that ticks and game ends on several workers never
+  pair a player twice.
+- :func:`schedule_arenas`: the hourly arenas created ahead (:mod:`game.tournaments.schedule`).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from datetime import datetime, timedelta
+from typing import Any
+
+import django_rq
+from django.db import transaction
+from django.utils import timezone
+
+from game.errors import ActionError
+from game.models import Game
+from game.ratings import games as ratings
+from game.round import actions
+
+from . import arena, live, pairing, standings
+from .models import Entry, Pairing, Tournament
+
+log = logging.getLogger(__name__)
+
+QUEUE = live.QUEUE
+#: Seconds between two ticks of a running arena.
+TICK_S = 5
+#: Seconds after its last tick an arena's chain of ticks is taken for lost (:func:`revive_ticks`).
+HEARTBEAT_S = 6 * TICK_S
+#: Seconds a pairing may hold its tournament's lock in Redis (it takes well under one).
+PAIRING_LOCK_S = 30
+
+
+def _queue():
+    return django_rq.get_queue(QUEUE)
+
+
+def on_game_ended(sender: Any, game: Game, **kwargs: Any) -> None:
+    """:data:`game.round.signals.game_ended` receiver: an arena game's end is queued for
+    :func:`game_over`.  One indexed read; never raises (a failure is logged, and the arena's
+    next tick scores the game)."""
+    try:
+        if Pairing.objects.filter(game_id=game.id, scored=False).exists():
+            _queue().enqueue(game_over, game.id, result_ttl=0, failure_ttl=24 * 3600)
+    except Exception:
+        log.exception("tournaments: the end of game %s could not be queued", game.id)
+
+
+def game_over(game_id: str) -> None:
+    """The job of an arena game's end: scored, the standings' message due, the free players paired."""
+    scored = arena.record(game_id)
+    if scored is not None:
+        live.changed(scored.tournament_id)
+        pair_arena(scored.tournament_id)
+
+
+def pair_arena(tournament_id: str) -> list[Game]:
+    """Pair the free players of a running arena (:func:`game.tournaments.pairing.pair`) and start
+    their games (:func:`game.round.actions.start_game`, colours drawn, rated as the arena is),
+    under the arena's lock in Redis.  Returns the games started."""
+    lock = django_rq.get_connection(QUEUE).lock(f"tournaments:pairing:{tournament_id}", timeout=PAIRING_LOCK_S,
+                                                blocking_timeout=PAIRING_LOCK_S)
+    with lock:
+        started = _pair_locked(tournament_id)
+    for game in started:
+        live.paired(tournament_id, game)
+    if started:
+        live.changed(tournament_id)
+    return started
+
+
+def _pair_locked(tournament_id: str) -> list[Game]:
+    tournament = Tournament.objects.get(pk=tournament_id)
+    if tournament.status != Tournament.Status.STARTED or timezone.now() >= tournament.ends_at:
+        return []
+    ranks = {entry.player_id: index for index, entry in enumerate(standings.ranked(tournament_id))}
+    free = {e.player_id: e for e in Entry.objects.filter(tournament=tournament, withdrawn=False,
+                                                         free_since__isnull=False)}
+    now = timezone.now()
+    pairs = pairing.pair([pairing.Waiting(e.player_id, ranks[e.player_id], e.last_opponent,
+                                          (now - e.free_since).total_seconds()) for e in free.values()
+                          if e.free_since is not None])
+    started = []
+    for pair in pairs:
+        game = _start(tournament, free[pair[0]], free[pair[1]])
+        if game is not None:
+            started.append(game)
+    return started
+
+
+def _start(tournament: Tournament, first: Entry, second: Entry) -> Game | None:
+    black, white = random.sample([first, second], 2)
+    try:
+        with transaction.atomic():
+            # Both still free (nobody paused meanwhile): taken first, under their rows' locks.
+            if Entry.objects.filter(pk__in=(first.pk, second.pk), withdrawn=False,
+                                    free_since__isnull=False).update(free_since=None) != 2:
+                transaction.set_rollback(True)
+                return None
+            game = actions.start_game(black=(black.player_id, black.name), white=(white.player_id, white.name),
+                                      time_control=tournament.time_control, rated=tournament.rated)
+            Pairing.objects.create(game=game, tournament=tournament, black=black.player_id, white=white.player_id)
+    except ActionError as exc:
+        # A seat the game refuses now (an account deleted, a playban): that player is withdrawn.
+        log.warning("tournaments: %s vs %s refused in %s (%s)", black.player_id, white.player_id,
+                    tournament.id, exc.code)
+        for entry in (first, second):
+            if tournament.rated and not _may_play_rated(tournament, entry.player_id):
+                Entry.objects.filter(pk=entry.pk).update(withdrawn=True, free_since=None)
+        return None
+    return game
+
+
+def _may_play_rated(tournament: Tournament, player_id: str) -> bool:
+    try:
+        ratings.check_rated(arena.live_control(tournament.time_control), player_id)
+    except ActionError:
+        return False
+    return True
+
+
+def tick_job_id(tournament_id: str, due: datetime) -> str:
+    """The RQ job id of an arena's tick due at ``due``: one job per arena and second, so that the
+    same tick put on the scheduler twice runs once (and a tick that queues the next one never
+    queues it under its own id, which RQ deletes once it has run)."""
+    return f"arena-tick-{tournament_id}-{int(due.timestamp())}"
+
+
+def schedule_tick(tournament: Tournament) -> None:
+    """Put the arena's first tick on RQ's scheduler at its start."""
+    _queue().enqueue_at(tournament.starts_at, tick, tournament.id,
+                        job_id=tick_job_id(tournament.id, tournament.starts_at), result_ttl=0)
+
+
+def tick(tournament_id: str) -> None:
+    """The job that runs an arena: starts it when due, scores any end its receiver missed, pairs
+    the players waiting, finishes it at its end; and comes back in :data:`TICK_S` seconds until
+    then."""
+    tournament = Tournament.objects.filter(pk=tournament_id).first()
+    if tournament is None or tournament.status in (Tournament.Status.FINISHED, Tournament.Status.CANCELLED):
+        return
+    now = timezone.now()
+    if tournament.status == Tournament.Status.CREATED and now >= tournament.starts_at:
+        Tournament.objects.filter(pk=tournament_id, status=Tournament.Status.CREATED).update(
+            status=Tournament.Status.STARTED)
+        tournament.status = Tournament.Status.STARTED
+        Entry.objects.filter(tournament_id=tournament_id, withdrawn=False).update(free_since=now)
+        live.changed(tournament_id)
+    for game_id in Pairing.objects.filter(tournament_id=tournament_id, scored=False,
+                                          game__status__in=(Game.Status.FINISHED, Game.Status.ABORTED)
+                                          ).values_list("game_id", flat=True):
+        arena.record(game_id)
+    if now >= tournament.ends_at:
+        finish(tournament_id)
+        return
+    pair_arena(tournament_id)
+    due = min(now + timedelta(seconds=TICK_S), tournament.ends_at)
+    if tournament.status == Tournament.Status.CREATED:
+        due = tournament.starts_at
+    _queue().enqueue_at(due, tick, tournament_id, job_id=tick_job_id(tournament_id, due), result_ttl=0)
+    django_rq.get_connection(QUEUE).set(_heartbeat_key(tournament_id), "1", ex=HEARTBEAT_S)
+
+
+def _heartbeat_key(tournament_id: str) -> str:
+    return f"tournaments:tick:{tournament_id}"
+
+
+def revive_ticks() -> list[str]:
+    """Put back the ticks Redis lost (a flushed or replaced Redis): an arena to come whose first
+    tick is not on the scheduler gets it again; a running one, or one past its start, whose tick
+    has not run for :data:`HEARTBEAT_S` seconds ticks now.  Returns the ids of the arenas revived;
+    safe to run at any time (``manage.py schedule_arenas`` does, hourly)."""
+    queue, connection, revived = _queue(), django_rq.get_connection(QUEUE), []
+    now = timezone.now()
+    for tournament in Tournament.objects.filter(status__in=(Tournament.Status.CREATED, Tournament.Status.STARTED)):
+        if tournament.status == Tournament.Status.CREATED and tournament.starts_at > now:
+            if queue.fetch_job(tick_job_id(tournament.id, tournament.starts_at)) is None:
+                schedule_tick(tournament)
+                revived.append(tournament.id)
+        elif not connection.exists(_heartbeat_key(tournament.id)):
+            queue.enqueue(tick, tournament.id, job_id=tick_job_id(tournament.id, now), result_ttl=0)
+            revived.append(tournament.id)
+    return revived
+
+
+def finish(tournament_id: str) -> None:
+    """End a running arena: its standings frozen (games that end later score nothing)."""
+    Tournament.objects.filter(pk=tournament_id, status=Tournament.Status.STARTED).update(
+        status=Tournament.Status.FINISHED)
+    Entry.objects.filter(tournament_id=tournament_id).update(free_since=None)
+    live.changed(tournament_id)

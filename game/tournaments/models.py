@@ -1,0 +1,124 @@
+"""What the tournaments store: an arena, its players (entries) and its games (pairings).
+
+Storage only: what to write is decided in :mod:`game.tournaments.arena` (joining, scoring,
+berserk) and :mod:`game.tournaments.pairing` (who meets whom).
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timedelta
+
+from django.db import models
+from django.utils.translation import gettext
+
+from game.models import Game
+
+#: The alphabet and length of a tournament's id (as a game's: no look-alike characters).
+ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
+ID_LENGTH = 8
+
+
+def new_tournament_id() -> str:
+    """A fresh random tournament id (:data:`ID_LENGTH` characters of :data:`ID_ALPHABET`)."""
+    return "".join(secrets.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
+
+
+class Tournament(models.Model):
+    """An arena: ``time_control`` (live, ``M+S``), from ``starts_at`` for ``minutes``.
+
+    ``status``: ``created`` (before the start: players may join), ``started``, ``finished`` (the
+    standings frozen) or ``cancelled`` (by its creator, before the start).  ``created_by``: the
+    creator's player id, or empty for a scheduled event, whose ``schedule_key`` (unique) names its
+    slot so that two processes never create the same one.  ``password``: a hash (Django's
+    password hashers), or empty for an open event.
+    """
+
+    class Status(models.TextChoices):
+        CREATED = "created", "Created"
+        STARTED = "started", "Started"
+        FINISHED = "finished", "Finished"
+        CANCELLED = "cancelled", "Cancelled"
+
+    id = models.CharField(primary_key=True, max_length=ID_LENGTH, default=new_tournament_id, editable=False)
+    name = models.CharField(max_length=60)
+    time_control = models.CharField(max_length=12)
+    minutes = models.PositiveIntegerField()
+    starts_at = models.DateTimeField()
+    rated = models.BooleanField(default=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.CREATED)
+    created_by = models.CharField(max_length=32, blank=True, default="")
+    schedule_key = models.CharField(max_length=40, null=True, blank=True, unique=True)
+    password = models.CharField(max_length=128, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["status", "starts_at"])]
+
+    def __str__(self):
+        return f"{self.name} ({self.id})"
+
+    @property
+    def title(self) -> str:
+        """The name a page shows: a scheduled event's in the viewer's language (its names are the
+        site's, :data:`game.tournaments.schedule.HOURLY`), a player-made one's as typed."""
+        return gettext(self.name) if self.schedule_key else self.name
+
+    @property
+    def ends_at(self) -> datetime:
+        """When the games stop counting and the standings freeze: ``minutes`` after the start."""
+        return self.starts_at + timedelta(minutes=self.minutes)
+
+
+class Entry(models.Model):
+    """One player of a tournament and their standing.
+
+    ``score`` (points), ``streak`` (wins in a row, for the doubled points), ``games``/``wins``/
+    ``draws``, ``opponents_rating`` (the sum of the opponents' ratings, for the performance rating),
+    ``rating`` (the player's rating at joining), ``last_opponent`` (the player id last met, not met
+    again at once when avoidable); ``withdrawn``: not paired any more (they may come back);
+    ``free_since``: when they last became free to pair (None while in a game).
+    """
+
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entries")
+    player_id = models.CharField(max_length=32)
+    name = models.CharField(max_length=40)
+    rating = models.PositiveSmallIntegerField(default=1500)
+    score = models.IntegerField(default=0)
+    streak = models.PositiveSmallIntegerField(default=0)
+    games = models.PositiveIntegerField(default=0)
+    wins = models.PositiveIntegerField(default=0)
+    draws = models.PositiveIntegerField(default=0)
+    opponents_rating = models.PositiveIntegerField(default=0)
+    last_opponent = models.CharField(max_length=32, blank=True, default="")
+    withdrawn = models.BooleanField(default=False)
+    free_since = models.DateTimeField(null=True, blank=True)
+    joined_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tournament", "player_id"], name="one_entry_per_player")]
+
+    def __str__(self):
+        return f"{self.name} in {self.tournament_id}"
+
+
+class Pairing(models.Model):
+    """One game of a tournament: its seats' player ids, whether each went berserk, and once its end
+    is scored (``scored``) the points each earned."""
+
+    game = models.OneToOneField(Game, on_delete=models.CASCADE, primary_key=True, related_name="pairing")
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="pairings")
+    black = models.CharField(max_length=32)
+    white = models.CharField(max_length=32)
+    black_berserk = models.BooleanField(default=False)
+    white_berserk = models.BooleanField(default=False)
+    scored = models.BooleanField(default=False)
+    black_points = models.SmallIntegerField(null=True, blank=True)
+    white_points = models.SmallIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tournament", "scored"])]
+
+    def __str__(self):
+        return f"{self.black} - {self.white} ({self.game_id})"

@@ -1,0 +1,67 @@
+"""The standings of a tournament as its page shows them: read only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Q
+from django.utils import timezone
+
+from game.models import Game
+
+from . import scoring
+from .models import Entry, Pairing, Tournament
+
+#: Rows of the standings a page is sent (the rest are on the full list).
+SHOWN = 100
+#: Games in play shown as the top games.
+TOP_GAMES = 4
+
+
+def ranked(tournament_id: str) -> list[Entry]:
+    """Every entry of the tournament in standings order: score, then performance rating, then
+    the earlier joined."""
+    entries = list(Entry.objects.filter(tournament_id=tournament_id))
+    entries.sort(key=lambda e: (-e.score, -scoring.performance(e.opponents_rating, e.games, e.wins, e.draws),
+                                e.joined_at))
+    return entries
+
+
+def row(rank: int, entry: Entry, playing: set[str]) -> dict[str, Any]:
+    """One row of the standings: rank (from 1), player id, name, score, streak (``fire``: the next
+    win counts double), games, performance, withdrawn and playing now."""
+    return {"rank": rank, "player": entry.player_id, "name": entry.name, "score": entry.score,
+            "fire": scoring.on_fire(entry.streak), "games": entry.games,
+            "performance": scoring.performance(entry.opponents_rating, entry.games, entry.wins, entry.draws),
+            "withdrawn": entry.withdrawn, "playing": entry.player_id in playing}
+
+
+def public(tournament_id: str) -> dict[str, Any]:
+    """What every viewer sees: ``status``, ``players`` (count), ``standings`` (the first
+    :data:`SHOWN` rows of :func:`row`), ``top`` (the games in play of the best-ranked players:
+    game id, names) and ``seconds_left`` (to the start before it, to the end while it runs)."""
+    tournament = Tournament.objects.get(pk=tournament_id)
+    live = list(Pairing.objects.filter(tournament_id=tournament_id, scored=False).select_related("game"))
+    playing = {p for pairing in live for p in (pairing.black, pairing.white)}
+    entries = ranked(tournament_id)
+    rank = {entry.player_id: index for index, entry in enumerate(entries)}
+    live.sort(key=lambda p: min(rank.get(p.black, 10**6), rank.get(p.white, 10**6)))
+    return {"status": tournament.status, "players": len(entries),
+            "standings": [row(index + 1, entry, playing) for index, entry in enumerate(entries[:SHOWN])],
+            "top": [{"game": p.game_id, "black": p.game.black_name, "white": p.game.white_name}
+                    for p in live[:TOP_GAMES]],
+            "seconds_left": seconds_left(tournament)}
+
+
+def seconds_left(tournament: Tournament) -> int:
+    """Seconds to the start of a tournament to come, to the end of one under way, else 0."""
+    target = tournament.starts_at if tournament.status == Tournament.Status.CREATED else tournament.ends_at
+    if tournament.status in (Tournament.Status.FINISHED, Tournament.Status.CANCELLED):
+        return 0
+    return max(0, round((target - timezone.now()).total_seconds()))
+
+
+def games_of(tournament_id: str) -> list[Game]:
+    """Every finished game of the tournament, the latest first."""
+    ids = Pairing.objects.filter(tournament_id=tournament_id, scored=True).values_list("game_id", flat=True)
+    return list(Game.objects.filter(Q(pk__in=ids)).order_by("-finished_at"))

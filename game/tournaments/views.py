@@ -1,0 +1,156 @@
+"""The tournament pages and their actions.
+
+- ``GET /tournaments``: upcoming, running and finished arenas; ``GET|POST /tournaments/new``: a
+  signed-in player creates one (``sign_in_required`` otherwise).
+- ``GET /tournaments/<id>``: the arena's page (countdown, standings, top games, buttons; a finished
+  one's podium and games); its socket (:mod:`game.tournaments.socket`) keeps it live.
+- ``POST /tournaments/<id>/join|withdraw|berserk|cancel``: the actions of
+  :mod:`game.tournaments.arena`; a refusal is shown to its sender only (a message on the page it
+  is sent back to); ``berserk`` sends the player back to their game.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+from django.contrib import messages
+from django.db import transaction
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST, require_safe
+
+from game.accounts import identity
+from game.errors import ActionError
+from game.names import display_name
+from game.round.fanout import publish_sync
+
+from . import arena, jobs, live, standings
+from .forms import ArenaForm
+from .models import Entry, Tournament
+
+#: Finished arenas listed.
+FINISHED_SHOWN = 20
+
+
+def player_id(request) -> str:
+    """The player id of this browser's session, created on first use (32 hex digits)."""
+    pid = request.session.get("player_id")
+    if not pid:
+        pid = request.session["player_id"] = uuid.uuid4().hex
+    return pid
+
+
+def _name(request) -> str:
+    return identity.account_name(request.session) or display_name(request.session.get("name"), player_id(request))
+
+
+def _tournament_or_404(tournament_id: str) -> Tournament:
+    found = Tournament.objects.filter(pk=tournament_id).first()
+    if found is None:
+        raise Http404("No such tournament")
+    return found
+
+
+@require_safe
+def index(request):
+    """Upcoming, running and finished arenas."""
+    upcoming = Tournament.objects.filter(status=Tournament.Status.CREATED).order_by("starts_at")[:30]
+    running = Tournament.objects.filter(status=Tournament.Status.STARTED).order_by("starts_at")
+    finished = Tournament.objects.filter(status=Tournament.Status.FINISHED).order_by("-starts_at")[:FINISHED_SHOWN]
+    return render(request, "tournaments/index.html", {
+        "upcoming": upcoming, "running": running, "finished": finished,
+        "signed_in": bool(identity.account_name(request.session))})
+
+
+def new(request):
+    """The form of a player-made arena; created, its page."""
+    form = ArenaForm(request.POST or None)
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            with transaction.atomic():
+                tournament = arena.create(player_id(request), data["name"], data["time_control"], data["minutes"],
+                                          timezone.now() + timedelta(minutes=data["starts_in"]),
+                                          rated=data["rated"], password=data["password"])
+                transaction.on_commit(lambda: jobs.schedule_tick(tournament))
+        except ActionError as exc:
+            form.add_error(None, exc.message)
+            status = 400
+        else:
+            return redirect("tournament", tournament_id=tournament.id)
+    elif request.method == "POST":
+        status = 400
+    return render(request, "tournaments/new.html", {
+        "form": form, "signed_in": bool(identity.account_name(request.session))}, status=status)
+
+
+@require_safe
+def page(request, tournament_id: str):
+    """An arena's page."""
+    tournament = _tournament_or_404(tournament_id)
+    pid = player_id(request)
+    data = standings.public(tournament.id)
+    entry = Entry.objects.filter(tournament=tournament, player_id=pid).first()
+    mine = arena.current_pairing(tournament.id, pid) if entry else None
+    over = tournament.status == Tournament.Status.FINISHED
+    return render(request, "tournaments/page.html", {
+        "tournament": tournament, "data": data, "entry": entry, "mine": mine, "you": pid,
+        "podium": data["standings"][:3] if over else [],
+        "games": standings.games_of(tournament.id) if over else [],
+        "is_creator": tournament.created_by == pid,
+        "config": {"id": tournament.id, "wsPath": f"/ws/tournament/{tournament.id}/", "you": pid,
+                   "secondsLeft": data["seconds_left"], "status": tournament.status},
+    })
+
+
+def _act(request, tournament_id: str, action) -> bool:
+    try:
+        action()
+    except ActionError as exc:
+        messages.error(request, exc.message)
+        return False
+    live.changed(tournament_id)
+    return True
+
+
+@require_POST
+def join(request, tournament_id: str):
+    """Join (or come back)."""
+    pid, name = player_id(request), _name(request)
+    password = request.POST.get("password", "")[:60]
+    _act(request, tournament_id, lambda: arena.join(tournament_id, pid, name, password))
+    return redirect("tournament", tournament_id=tournament_id)
+
+
+@require_POST
+def withdraw(request, tournament_id: str):
+    """Withdraw (pause)."""
+    pid = player_id(request)
+    _act(request, tournament_id, lambda: arena.withdraw(tournament_id, pid))
+    return redirect("tournament", tournament_id=tournament_id)
+
+
+@require_POST
+def berserk(request, tournament_id: str):
+    """Berserk in one's game in play; back to that game (or to the arena when refused)."""
+    pid = player_id(request)
+    pairing = arena.current_pairing(tournament_id, pid)
+
+    def act():
+        progress = arena.berserk(tournament_id, pid)
+        publish_sync(progress.game.id, progress.events)
+
+    if _act(request, tournament_id, act) and pairing is not None:
+        return redirect("game", game_id=pairing.game_id)
+    return redirect("tournament", tournament_id=tournament_id)
+
+
+@require_POST
+def cancel(request, tournament_id: str):
+    """The creator cancels before the start."""
+    pid = player_id(request)
+    _act(request, tournament_id, lambda: arena.cancel(tournament_id, pid))
+    return redirect("tournament", tournament_id=tournament_id)

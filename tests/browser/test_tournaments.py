@@ -1,0 +1,100 @@
+"""An arena in real browsers: two guests join a casual arena from its page, the arena's worker
+(a real ``rqworker`` with RQ's scheduler) starts it and pairs them, both pages go to the game by
+themselves, one goes berserk and the other hears of it, the game ends and a spectator sees the
+standings move without a reload; the finished arena shows its podium.  Every tournament page has
+no axe violations."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import ROOT
+from tests.browser.test_accessibility import assert_clean
+from tests.browser.test_game_actions import resign
+
+CREATE_ARENA = """
+from django.utils import timezone
+from game.tournaments import arena, jobs
+from tests.ratings.helpers import account
+t = arena.create(account("arenahost"), "Browser Arena", "3+0", 30, timezone.now(), rated=False)
+jobs.schedule_tick(t)
+print(t.id)
+"""
+FINISH_ARENA = """
+from datetime import timedelta
+from game.tournaments.models import Tournament
+Tournament.objects.filter(pk={id!r}).update(starts_at=Tournament.objects.get(pk={id!r}).starts_at - timedelta(hours=1))
+"""
+
+
+def shell(server_env, code: str) -> str:
+    done = subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT, env=server_env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+
+
+@pytest.fixture
+def worker(server_env, tmp_path):
+    """The site's worker of the ``tournaments`` queue, with RQ's scheduler, as make run starts it."""
+    log = (tmp_path / "worker.log").open("w")
+    process = subprocess.Popen([sys.executable, "manage.py", "rqworker", "tournaments", "--with-scheduler"],
+                               cwd=ROOT, env=server_env, stdout=log, stderr=subprocess.STDOUT)
+    yield process
+    process.terminate()
+    process.wait(timeout=30)
+    log.close()
+
+
+def join(page: Page, url: str) -> None:
+    page.goto(url)
+    page.click("#join")
+    expect(page.locator("#withdraw")).to_be_visible()
+
+
+def test_an_arena_pairs_two_players_who_berserk_play_and_move_the_standings(server, server_env, new_context,
+                                                                           worker):
+    page_url = f"{server.url}/tournaments/{shell(server_env, CREATE_ARENA)}"
+    alice, bob, carol = (new_context().new_page() for _ in range(3))
+    carol.goto(server.url + "/tournaments")
+    expect(carol.locator("#running, #upcoming").get_by_text("Browser Arena")).to_be_visible()
+    assert_clean(carol, "the tournaments list")
+    for page in (alice, bob):
+        join(page, page_url)
+    assert_clean(alice, "an arena's page, joined")
+    for page in (alice, bob):      # the worker's tick starts the arena and pairs them: both go to the game
+        page.wait_for_url(re.compile(r"/g/\w+/$"), timeout=30_000)
+        expect(page.locator("body[data-status=active]")).to_be_attached()
+    black, white = (alice, bob) if alice.locator("body[data-you=B]").count() else (bob, alice)
+    assert_clean(black, "an arena game's page")
+    black.click("#game-berserk")
+    expect(black.locator("#game-berserk")).to_have_count(0)
+    expect(white.locator("#status")).to_contain_text("went berserk")
+    carol.goto(page_url)
+    expect(carol.locator("#top-games li")).to_have_count(1)
+    black.click("#sq-11")
+    black.click("#sq-15")
+    expect(white.locator("body[data-ply='1']")).to_be_attached()
+    white.click("#sq-23")
+    white.click("#sq-19")
+    expect(black.locator("body[data-ply='2']")).to_be_attached()
+    resign(black)
+    expect(black.locator("body[data-status=finished]")).to_be_attached()
+    # the spectator's standings move over the socket, without a reload: the winner has 2 points
+    expect(carol.locator("#standings-body tr").first.locator("td").nth(1)).to_have_text("2")
+    shell(server_env, FINISH_ARENA.format(id=page_url.rsplit("/", 1)[-1]))
+    expect(carol.locator("#tournament[data-status=finished]")).to_be_attached(timeout=30_000)
+    expect(carol.locator("#podium li")).to_have_count(2)
+    assert_clean(carol, "a finished arena's page")
+
+
+def test_the_new_arena_page_has_no_axe_violations(server, new_context):
+    page = new_context().new_page()
+    page.goto(server.url + "/tournaments/new")
+    expect(page.locator("#sign-in-to-create")).to_be_visible()
+    assert_clean(page, "the new arena page")

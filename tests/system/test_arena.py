@@ -1,0 +1,175 @@
+"""An arena end to end on a real site: two Daphne processes, a worker of the ``tournaments`` queue
+with RQ's scheduler, and guests over real sockets, each on the arena's socket and, when it says
+``paired``, on its game's socket answering at once with a random legal move (or resigning).  Halfway, one Daphne
+process is killed (its players' pages are gone with it).  Then the arena is ended: every game that
+finished in time was scored, the standings are what the stored games give, and nobody was ever
+paired into two games at once."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import random
+import re
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+
+from websockets.asyncio.client import connect
+
+from game.tournaments import scoring
+from tests.system.processes import ROOT, running_site
+from tests.system.test_scaleout import Visitor
+
+PLAYERS = 10
+PLAY_S = 20
+#: From this ply on, a player to move resigns with this chance instead of moving: games end sooner
+#: than random play would end them, some won and some lost.
+RESIGN_FROM_PLY, RESIGN_CHANCE = 16, 0.08
+
+CREATE = """
+from django.utils import timezone
+from game.tournaments import arena, jobs
+from tests.ratings.helpers import account
+t = arena.create(account("systemhost"), "System Arena", "1+0", 10, timezone.now(), rated=False)
+jobs.schedule_tick(t)
+print(t.id)
+"""
+END = """
+from datetime import timedelta
+from django.utils import timezone
+from game.tournaments.models import Tournament
+t = Tournament.objects.get(pk={id!r})
+Tournament.objects.filter(pk=t.pk).update(starts_at=timezone.now() - timedelta(minutes=t.minutes))
+"""
+CHECK = """
+import json
+from game.models import Game
+from game.round.berserk import has_moved
+from game.rules import Color, ballots
+from game.tournaments import scoring
+from game.tournaments.models import Entry, Pairing, Tournament
+t = Tournament.objects.get(pk={id!r})
+out = {{"status": t.status, "players": {{}}}}
+for entry in Entry.objects.filter(tournament=t):
+    games = []
+    for p in Pairing.objects.filter(tournament=t).filter(black=entry.player_id) | Pairing.objects.filter(
+            tournament=t, white=entry.player_id):
+        g = Game.objects.get(pk=p.game_id)
+        games.append((g.created_at.timestamp(), g.finished_at.timestamp() if g.finished_at else None, g.status,
+                      g.result, g.ply, "B" if p.black == entry.player_id else "W", p.scored,
+                      g.finished_at is not None and g.finished_at <= t.ends_at, p.black_points, p.white_points))
+    out["players"][entry.player_id] = {{"score": entry.score, "games": sorted(games)}}
+print(json.dumps(out))
+"""
+
+
+def shell(env: dict, code: str) -> str:
+    done = subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip().splitlines()[-1]
+
+
+def join(base: str, tournament_id: str) -> str:
+    """A new guest joins the arena through its page; returns the guest's cookie header."""
+    guest = Visitor(base)
+    page = guest.opener.open(f"{base}/tournaments/{tournament_id}").read().decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+    data = urllib.parse.urlencode({"csrfmiddlewaretoken": token}).encode()
+    guest.opener.open(urllib.request.Request(f"{base}/tournaments/{tournament_id}/join", data=data,
+                                             headers={"Referer": f"{base}/tournaments/{tournament_id}"})).read()
+    return "; ".join(f"{c.name}={c.value}" for c in guest.jar)
+
+
+async def play_game(port: int, game_id: str, cookie: str, rng: random.Random) -> None:
+    """Play ``game_id`` at once with random legal moves (or resign, now and then) until it is over."""
+    async with connect(f"ws://127.0.0.1:{port}/ws/game/{game_id}/", origin=f"http://127.0.0.1:{port}",
+                       additional_headers={"Cookie": cookie}) as socket:
+        async for text in socket:
+            message = json.loads(text)
+            state = message.get("state")
+            if not state:
+                continue
+            if state["status"] in ("finished", "aborted"):
+                return
+            if state.get("legal") and state["ply"] >= RESIGN_FROM_PLY and rng.random() < RESIGN_CHANCE:
+                await socket.send(json.dumps({"type": "resign"}))
+            elif state.get("legal"):
+                await socket.send(json.dumps({"type": "move", "move": rng.choice(state["legal"]),
+                                              "v": message["v"]}))
+
+
+async def player(port: int, tournament_id: str, cookie: str, seed: int) -> int:
+    """Follow the arena's socket and play every game it pairs this player in; returns their count."""
+    rng, games = random.Random(seed), 0
+    async with connect(f"ws://127.0.0.1:{port}/ws/tournament/{tournament_id}/", origin=f"http://127.0.0.1:{port}",
+                       additional_headers={"Cookie": cookie}) as socket:
+        async for text in socket:
+            message = json.loads(text)
+            if message["type"] == "paired":
+                games += 1
+                await play_game(port, message["game"], cookie, rng)
+    return games
+
+
+async def everyone(site: dict, tournament_id: str, cookies: list[str]) -> None:
+    ports = [daphne.port for daphne in site["daphnes"]]
+    tasks = [asyncio.create_task(player(ports[i % len(ports)], tournament_id, cookie, i))
+             for i, cookie in enumerate(cookies)]
+    await asyncio.sleep(PLAY_S / 2)
+    site["daphnes"][1].kill()
+    await asyncio.sleep(PLAY_S / 2)
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def expected_score(games: list[list]) -> int:
+    """A player's score as the stored games give it, by the arena's rules (``scoring.score``):
+    the games finished by the arena's end, in order (nobody went berserk here)."""
+    total = streak = 0
+    for _created, _finished, status, result, ply, seat, _scored, in_time, _bp, _wp in games:
+        if status != "finished" or not in_time:
+            continue
+        winner = {"1-0": "B", "0-1": "W"}.get(result)
+        outcome = scoring.Result.DRAW if result == "1/2-1/2" else (
+            scoring.Result.WIN if winner == seat else scoring.Result.LOSS)
+        scored = scoring.score(outcome, streak, False, ply // 2)
+        total, streak = total + scored.points, scored.streak
+    return total
+
+
+def test_an_arena_over_real_sockets_scores_what_the_games_give(tmp_path):
+    with running_site(tmp_path, daphnes=2, front=False) as site:
+        env = site["daphnes"][0].env
+        worker = subprocess.Popen([sys.executable, "manage.py", "rqworker", "tournaments", "--with-scheduler"],
+                                  cwd=ROOT, env=env, stdout=(tmp_path / "worker.log").open("w"),
+                                  stderr=subprocess.STDOUT)
+        try:
+            tournament_id = shell(env, CREATE)
+            ports = [daphne.port for daphne in site["daphnes"]]
+            cookies = [join(f"http://127.0.0.1:{ports[i % 2]}", tournament_id) for i in range(PLAYERS)]
+            asyncio.run(everyone(site, tournament_id, cookies))
+            shell(env, END.format(id=tournament_id))
+            deadline = time.monotonic() + 30
+            while (report := json.loads(shell(env, CHECK.format(id=tournament_id))))["status"] != "finished":
+                assert time.monotonic() < deadline, "the arena's tick never finished it"
+                time.sleep(1)
+        finally:
+            worker.terminate()
+            worker.wait(timeout=30)
+    players = report["players"]
+    assert len(players) == PLAYERS
+    finished = sum(1 for p in players.values() for g in p["games"] if g[2] == "finished")
+    assert finished >= PLAYERS, f"only {finished} games finished"
+    for player_id, record in players.items():
+        in_time = [g for g in record["games"] if g[2] == "finished" and g[7]]
+        assert all(g[6] for g in in_time), f"a finished game of {player_id} was never scored"
+        assert record["score"] == expected_score(record["games"]), player_id
+        games = record["games"]
+        for earlier, later in itertools.pairwise(games):
+            assert earlier[1] is not None and earlier[1] <= later[0], f"{player_id} was in two games at once"
