@@ -1,8 +1,10 @@
 // Home page, "Play online" (#lobby): one lobby socket (/ws/lobby/), at most one seek.
 // The server pairs two seeks and sends {type: "paired", url}; the page then goes to the game.
 // The protocol is in docs/protocol.md ("Lobby socket"). Stable element ids for tests:
-// #play-online, #seek-cancel, #seek-status, #seek-count; #seek-range shows a rated seek's rating
-// and the range of ratings it accepts now (it widens while the seek waits).
+// .quick-seek[data-control] (one click seeks that control), #seek-rated and #seek-ballot (toggles the
+// browser remembers), #custom-seek (the dialog: #seek-pool, #play-online), #seek-cancel, #seek-status,
+// #seek-count; #seek-range shows a rated seek's rating and the range of ratings it accepts now (it
+// widens while the seek waits).
 
 import { GameSocket, socketUrl } from './socket.js';
 import { fmt, gettext, ngettext } from './i18n.js';
@@ -38,6 +40,38 @@ export function ratingRange(range, ms) {
   return Math.min(Number(range.max), Number(range.start) + Number(range.step) * steps);
 }
 
+/** The localStorage key of the quick-pairing toggles ({rated, ballot}). */
+export const CHOICES_KEY = 'checkers.lobby.choices';
+
+/** The toggles remembered by this browser: {rated: bool, ballot: bool} (both false when unknown). */
+export function loadChoices(storage) {
+  try {
+    const saved = JSON.parse((storage && storage.getItem(CHOICES_KEY)) || '{}');
+    return { rated: saved.rated === true, ballot: saved.ballot === true };
+  } catch (e) {
+    return { rated: false, ballot: false };
+  }
+}
+
+/** Remember the toggles (a browser that refuses storage simply forgets them). */
+export function saveChoices(storage, choices) {
+  try {
+    if (storage) storage.setItem(CHOICES_KEY, JSON.stringify({ rated: !!choices.rated, ballot: !!choices.ballot }));
+  } catch (e) {
+    /* private mode or full: nothing to keep */
+  }
+}
+
+/**
+ * The pool a seek of `control` goes to with the toggles {rated, ballot}: "5+0", "5+0-ballot",
+ * "5+0-rated", "5+0-ballot-rated"; untimed games are never rated.
+ */
+export function poolOf(control, choices) {
+  let pool = control + (choices.ballot ? '-ballot' : '');
+  if (choices.rated && control !== 'untimed') pool += '-rated';
+  return pool;
+}
+
 /** Only a path on this site (e.g. "/g/k3n8x2pq7a/") is followed, never another origin. */
 export function isSitePath(url) {
   return typeof url === 'string' && url.startsWith('/') && !url.startsWith('//') && !url.includes('\\');
@@ -51,6 +85,8 @@ export class Lobby {
   constructor(els, options) {
     this.els = els;
     this.pool = options.pool || 'untimed';
+    // The quick-pairing toggles ({rated, ballot}); rated only for a signed-in player.
+    this.choices = options.choices || { rated: false, ballot: false };
     this.counts = {};
     this.navigate = options.navigate || ((url) => window.location.assign(url));
     // idle | requesting | seeking | cancelling | paired
@@ -74,8 +110,26 @@ export class Lobby {
       },
       { onState: (state, detail) => this.onConnection(state, detail) },
     );
-    els.play.addEventListener('click', () => this.seek());
+    els.play.addEventListener('click', () => this.seek(els.pool ? els.pool.value : this.control()));
     els.cancel.addEventListener('click', () => this.cancel());
+    for (const button of els.quick || []) {
+      button.addEventListener('click', () => this.seek(button.dataset.control));
+    }
+  }
+
+  /** The time control of `this.pool` ("5+0" for "5+0-ballot-rated"). */
+  control() {
+    return this.pool.replace(/-rated$/, '').replace(/-ballot$/, '');
+  }
+
+  /** Change the toggles (only while not seeking): the buttons' counts follow. */
+  choose(choices) {
+    if (this.state !== 'idle' && this.state !== 'paired') return false;
+    this.choices = { ...this.choices, ...choices };
+    this.pool = poolOf(this.control(), this.choices);
+    this.onPool({ pool: this.pool, waiting: this.counts[this.pool] || 0 });
+    this.render();
+    return true;
   }
 
   start() {
@@ -93,9 +147,12 @@ export class Lobby {
     this.render();
   }
 
-  seek() {
+  /** Seek a game of time control `control` ("5+0", "untimed") with the toggles chosen. */
+  seek(control) {
     if (this.wanted || this.state === 'paired') return;
-    const message = { type: 'seek', pool: this.pool };
+    this.pool = poolOf(control || this.control(), this.choices);
+    const message = { type: 'seek', pool: this.pool.replace(/-rated$/, '') };
+    if (this.pool.endsWith('-rated')) message.rated = true;
     // The home form's name box, even empty (then the guest name, as on every form).
     if (this.els.name) message.name = this.els.name.value.trim();
     if (!this.socket.send(message)) {
@@ -156,6 +213,7 @@ export class Lobby {
   onPool(msg) {
     this.socket.attempts = 0; // a working connection: reset the reconnect backoff
     this.counts[msg.pool] = Number(msg.waiting) || 0;
+    this.renderQuickCount(msg.pool);
     if (msg.pool !== this.pool) return;
     const n = Number(msg.waiting) || 0;
     this.els.count.textContent = String(n);
@@ -211,6 +269,17 @@ export class Lobby {
     this.say(text, true);
   }
 
+  /** Show on the quick button of `pool` (when it is the pool the toggles choose) its waiting count. */
+  renderQuickCount(pool) {
+    for (const button of this.els.quick || []) {
+      if (poolOf(button.dataset.control, this.choices) !== pool) continue;
+      const n = this.counts[pool] || 0;
+      const badge = button.querySelector('.quick-waiting');
+      const text = n ? fmt(ngettext('%(n)s waiting', '%(n)s waiting', n), { n }) : '';
+      if (badge && badge.textContent !== text) badge.textContent = text;
+    }
+  }
+
   startTimer() {
     if (this.timer) return;
     this.timer = setInterval(() => this.render(), 1000);
@@ -250,6 +319,14 @@ export class Lobby {
     cancel.hidden = !searching;
     cancel.disabled = this.state === 'cancelling';
     if (this.els.pool) this.els.pool.disabled = searching || this.state === 'paired';
+    for (const button of this.els.quick || []) {
+      button.disabled = !this.connected || searching || this.state === 'paired';
+      button.setAttribute('aria-pressed', String(searching && poolOf(button.dataset.control, this.choices) === this.pool));
+      this.renderQuickCount(poolOf(button.dataset.control, this.choices));
+    }
+    for (const box of [this.els.rated, this.els.ballot]) {
+      if (box && !box.dataset.locked) box.disabled = searching || this.state === 'paired';
+    }
   }
 }
 
@@ -257,7 +334,18 @@ function boot() {
   const root = document.getElementById('lobby');
   const play = document.getElementById('play-online');
   const select = document.getElementById('seek-pool');
+  const rated = document.getElementById('seek-rated');
+  const ballot = document.getElementById('seek-ballot');
+  const dialog = document.getElementById('custom-seek');
   if (!root || !play) return;
+  const signedIn = root.dataset.signedIn === '1';
+  const remembered = loadChoices(window.localStorage);
+  const choices = { rated: signedIn && remembered.rated, ballot: remembered.ballot };
+  if (rated) {
+    rated.checked = choices.rated;
+    if (!signedIn) rated.dataset.locked = '1'; // a guest's stays disabled, with the reason beside it
+  }
+  if (ballot) ballot.checked = choices.ballot;
   const lobby = new Lobby(
     {
       root,
@@ -269,13 +357,31 @@ function boot() {
       range: document.getElementById('seek-range'),
       name: document.getElementById('id_name'),
       pool: select,
+      quick: Array.from(root.querySelectorAll('.quick-seek[data-control]')),
+      rated,
+      ballot,
     },
-    { wsPath: root.dataset.wsPath, pool: (select && select.value) || root.dataset.pool },
+    { wsPath: root.dataset.wsPath, pool: poolOf('untimed', choices), choices },
   );
+  for (const box of [rated, ballot]) {
+    if (!box) continue;
+    box.addEventListener('change', () => {
+      if (!lobby.choose({ rated: !!(rated && rated.checked), ballot: !!(ballot && ballot.checked) })) {
+        box.checked = !box.checked;
+        return;
+      }
+      saveChoices(window.localStorage, lobby.choices);
+    });
+  }
   if (select) {
     select.addEventListener('change', () => {
-      if (!lobby.choosePool(select.value)) select.value = lobby.pool;
+      if (!lobby.choosePool(poolOf(select.value, lobby.choices))) select.value = lobby.control();
     });
+  }
+  if (dialog) {
+    document.getElementById('custom-seek-open').addEventListener('click', () => dialog.showModal());
+    document.getElementById('custom-seek-close').addEventListener('click', () => dialog.close());
+    play.addEventListener('click', () => dialog.close());
   }
   lobby.start();
   // For debugging in the console and for browser tests.
