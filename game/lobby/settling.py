@@ -8,8 +8,9 @@ it read the pool once more).  Each pairing claimed becomes a game
 (:func:`game.lobby.paired.start_paired_game`).
 
 After changes, the number of seeks waiting in a pool goes to every lobby socket, through the
-group ``lobby.<pool>`` (:func:`request_count_push`: at most one push per pool per process every
-:data:`COUNT_PUSH_DELAY_S`, the changes in between merged).
+group ``lobby.pools``, and the pool's visible seeks to every page that shows them
+(:func:`game.lobby.seeklist.push`), both by :func:`request_count_push`: at most one push per pool
+per process every :data:`COUNT_PUSH_DELAY_S`, the changes in between merged.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import logging
 import random
 import weakref
 
-from game.lobby import pools
-from game.lobby.groups import layer, pool_group
+from game.lobby import pools, seeklist
+from game.lobby.groups import POOLS_GROUP, layer
 from game.lobby.paired import start_paired_game
 from game.lobby.pools import MatchmakingUnavailable
 from game.sockets import in_background
@@ -53,7 +54,8 @@ async def _push_count(pool: str, pending: dict) -> None:
     try:
         waiting = await pools.from_settings().waiting(pool)
         await layer().group_send(
-            pool_group(pool), {"type": "lobby.count", "pool": pool, "waiting": waiting})
+            POOLS_GROUP, {"type": "lobby.count", "pool": pool, "waiting": waiting})
+        await seeklist.push(pool)
     except Exception as exc:  # noqa: BLE001 - a count is not worth more than a log line
         log.warning("lobby: could not push the count of pool %s: %s", pool, exc)
 

@@ -152,6 +152,27 @@ def pdn_of(game: Game, site: str, moves: list[str] | None = None) -> str:
 LIVE_LIST_IDLE_S = 15 * 60
 
 
+def _recent(now: datetime) -> Q:
+    """Games active lately as of ``now``: a move or another change in the last :data:`LIVE_LIST_IDLE_S`,
+    or, in correspondence, within the days a move is allowed."""
+    recent = (Q(updated_at__gte=now - timedelta(seconds=LIVE_LIST_IDLE_S))
+              & ~Q(time_control__in=CORRESPONDENCE))
+    for text in CORRESPONDENCE:
+        days = TimeControl.parse(text).days or 0
+        recent |= Q(time_control=text, updated_at__gte=now - timedelta(days=days))
+    return recent
+
+
+def seated_in_play(limit: int = 5000, now: datetime | None = None) -> tuple[int, set[str]]:
+    """The games in play lately (as :func:`live_games` reads them, before its clock checks) and the
+    player ids of the people seated in them (the computer left out): ``(games, {player id})``, from
+    the ``limit`` most recently active.  One query."""
+    rows = list(Game.objects.filter(_recent(now or timezone.now()), status=Game.Status.ACTIVE)
+                .order_by("-updated_at").values_list("black_player", "white_player")[:limit])
+    people = {player for row in rows for player in row if player and not player.startswith(COMPUTER_PREFIX)}
+    return len(rows), people
+
+
 def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, Any]]:
     """The games being played now (as of ``now``, default the current time), most recently active first.
 
@@ -169,12 +190,7 @@ def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, A
     spectator counts come from :mod:`game.round.presence` (0 when Redis is unreachable).
     """
     now = now or timezone.now()
-    recent = (Q(updated_at__gte=now - timedelta(seconds=LIVE_LIST_IDLE_S))
-              & ~Q(time_control__in=CORRESPONDENCE))
-    for text in CORRESPONDENCE:
-        days = TimeControl.parse(text).days or 0
-        recent |= Q(time_control=text, updated_at__gte=now - timedelta(days=days))
-    rows = (Game.objects.filter(recent, status=Game.Status.ACTIVE).order_by("-updated_at")
+    rows = (Game.objects.filter(_recent(now), status=Game.Status.ACTIVE).order_by("-updated_at")
             .only("id", "black_name", "white_name", "black_player", "white_player", "ply",
                   "time_control", "status", "fen",
                   "black_ms", "white_ms", "turn_started_at", "updated_at"))

@@ -8,6 +8,7 @@
 
 import { GameSocket, socketUrl } from './socket.js';
 import { fmt, gettext, ngettext } from './i18n.js';
+import { SeekList, rangeNote, rangeView } from './seeklist.js';
 
 const MESSAGES = {
   connecting: gettext('Connecting…'),
@@ -87,6 +88,9 @@ export class Lobby {
     this.pool = options.pool || 'untimed';
     // The quick-pairing toggles ({rated, ballot}); rated only for a signed-in player.
     this.choices = options.choices || { rated: false, ballot: false };
+    // The visible seeks and counters (a SeekList), fed by `watch`; this page's own seek id.
+    this.list = options.list || null;
+    this.seekId = null;
     this.counts = {};
     this.navigate = options.navigate || ((url) => window.location.assign(url));
     // idle | requesting | seeking | cancelling | paired
@@ -106,6 +110,8 @@ export class Lobby {
         cancelled: (msg) => this.onCancelled(msg),
         paired: (msg) => this.onPaired(msg),
         error: (msg) => this.onError(msg),
+        seeks: (msg) => this.list && this.list.onSeeks(msg),
+        counters: (msg) => this.list && this.list.onCounters(msg),
         pong: () => {},
       },
       { onState: (state, detail) => this.onConnection(state, detail) },
@@ -145,6 +151,20 @@ export class Lobby {
     this.note = text;
     this.error = error;
     this.render();
+  }
+
+  /** Play the listed seek `id` of `pool` ("5+0-rated") at once: the server pairs the two or says why not. */
+  playSeek(pool, id) {
+    if (this.wanted || this.state === 'paired') return;
+    const message = { type: 'seek', pool: pool.replace(/-rated$/, ''), accept: id };
+    if (pool.endsWith('-rated')) message.rated = true;
+    if (this.els.name) message.name = this.els.name.value.trim();
+    if (!this.socket.send(message)) {
+      this.say(gettext('Not connected yet; try again in a moment.'), true);
+      return;
+    }
+    this.state = 'requesting';
+    this.say(MESSAGES.requesting);
   }
 
   /** Seek a game of time control `control` ("5+0", "untimed") with the toggles chosen. */
@@ -187,6 +207,7 @@ export class Lobby {
       return;
     }
     if (state === 'open') {
+      if (this.list) this.socket.send({ type: 'watch' });
       if (this.wanted) {
         // The seek went with the old connection: seek again.
         this.state = 'idle';
@@ -227,6 +248,10 @@ export class Lobby {
     this.startTimer();
     if (msg && msg.pool === this.pool) this.onPool(msg);
     if (msg && typeof msg.rating === 'number' && msg.range) this.rated = { rating: msg.rating, range: msg.range };
+    if (msg && msg.seek) {
+      this.seekId = msg.seek;
+      if (this.list) this.list.setMine(msg.seek);
+    }
     this.say(MESSAGES.seeking);
   }
 
@@ -290,6 +315,8 @@ export class Lobby {
     this.timer = null;
     this.startedAt = 0;
     this.rated = null;
+    this.seekId = null;
+    if (this.list) this.list.setMine(null);
   }
 
   render() {
@@ -307,6 +334,10 @@ export class Lobby {
         range = fmt(gettext('Rated: your rating %(rating)s; opponents from %(low)s to %(high)s'), {
           rating: this.rated.rating, low: Math.max(0, this.rated.rating - wide), high: this.rated.rating + wide,
         });
+        if (this.list) {
+          const mine = { id: this.seekId, rating: this.rated.rating, waitedMs: Date.now() - (this.startedAt || Date.now()) };
+          range += '. ' + rangeNote(rangeView(mine, this.rated.range, this.list.seeksOf(this.pool)));
+        }
       }
       if (this.els.range.textContent !== range) this.els.range.textContent = range;
       this.els.range.hidden = !range;
@@ -324,10 +355,32 @@ export class Lobby {
       button.setAttribute('aria-pressed', String(searching && poolOf(button.dataset.control, this.choices) === this.pool));
       this.renderQuickCount(poolOf(button.dataset.control, this.choices));
     }
+    if (this.list) this.list.setEnabled(this.connected && !searching && this.state !== 'paired');
     for (const box of [this.els.rated, this.els.ballot]) {
       if (box && !box.dataset.locked) box.disabled = searching || this.state === 'paired';
     }
   }
+}
+
+/** The seek list of the page (labels of the controls from the quick buttons and the custom dialog). */
+function seekList(root) {
+  const table = document.getElementById('seek-list');
+  if (!table) return null;
+  const labels = {};
+  for (const option of document.querySelectorAll('#seek-pool option')) labels[option.value] = option.textContent;
+  for (const button of root.querySelectorAll('.quick-seek[data-control]')) {
+    labels[button.dataset.control] = button.querySelector('.quick-control').textContent;
+  }
+  return new SeekList(
+    {
+      table,
+      body: table.querySelector('tbody'),
+      empty: document.getElementById('seek-list-empty'),
+      online: document.getElementById('online-count'),
+      playing: document.getElementById('playing-count'),
+    },
+    { labels, play: () => {} },
+  );
 }
 
 function boot() {
@@ -361,8 +414,9 @@ function boot() {
       rated,
       ballot,
     },
-    { wsPath: root.dataset.wsPath, pool: poolOf('untimed', choices), choices },
+    { wsPath: root.dataset.wsPath, pool: poolOf('untimed', choices), choices, list: seekList(root) },
   );
+  if (lobby.list) lobby.list.play = (pool, id) => lobby.playSeek(pool, id);
   for (const box of [rated, ballot]) {
     if (!box) continue;
     box.addEventListener('change', () => {
