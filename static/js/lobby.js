@@ -12,7 +12,7 @@ import { SeekList, rangeNote, rangeView } from './seeklist.js';
 
 const MESSAGES = {
   connecting: gettext('Connecting…'),
-  ready: gettext('Press Play online to meet the next player looking for a game.'),
+  ready: gettext('Press a time control to meet the next player looking for it, or play someone below.'),
   requesting: gettext('Joining the pool…'),
   seeking: gettext('Looking for an opponent…'),
   cancelling: gettext('Cancelling…'),

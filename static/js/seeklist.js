@@ -80,19 +80,20 @@ export class SeekList {
     const tr = document.createElement('tr');
     tr.dataset.seek = seek.id;
     tr.dataset.pool = pool;
-    const rated = pool.endsWith('-rated');
-    const cells = [
-      seek.name,
-      typeof seek.rating === 'number' ? String(seek.rating) : '–',
-      this.labels[controlOf(pool)] || controlOf(pool),
-      rated ? gettext('Rated') : gettext('Casual'),
-      pool.includes('-ballot') ? gettext('3-move ballot') : gettext('Free start'),
-    ];
-    for (const text of cells) {
+    const control = this.labels[controlOf(pool)] || controlOf(pool);
+    const kind = [pool.endsWith('-rated') ? gettext('Rated') : gettext('Casual'),
+      pool.includes('-ballot') ? gettext('3-move ballot') : gettext('Free start')].join(' · ');
+    for (const text of [seek.name, typeof seek.rating === 'number' ? String(seek.rating) : '–']) {
       const td = document.createElement('td');
       td.textContent = text;
       tr.append(td);
     }
+    const game = document.createElement('td');
+    const small = document.createElement('span');
+    small.className = 'seek-kind';
+    small.textContent = kind;
+    game.append(control, ' ', small);
+    tr.append(game);
     const td = document.createElement('td');
     if (seek.id === this.mine) {
       td.textContent = gettext('You');
@@ -101,7 +102,7 @@ export class SeekList {
       button.type = 'button';
       button.className = 'button seek-play';
       button.textContent = gettext('Play');
-      button.setAttribute('aria-label', fmt(gettext('Play %(name)s, %(control)s'), { name: seek.name, control: cells[2] }));
+      button.setAttribute('aria-label', fmt(gettext('Play %(name)s, %(control)s'), { name: seek.name, control: `${control}, ${kind}` }));
       button.disabled = !this.enabled;
       button.addEventListener('click', () => this.play(pool, seek.id));
       td.append(button);
