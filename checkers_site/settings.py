@@ -113,6 +113,8 @@ INSTALLED_APPS = [
     "game",
     # Reviews, puzzles and lessons (game/learning, docs/learning.md): an app of its own for its models.
     "game.learning",
+    # Challenges by name (game/people, docs/people.md): an app of its own for its models.
+    "game.people",
     # Accounts (game/accounts, docs/accounts.md): sign-up, log-in, password reset.
     "allauth",
     "allauth.account",
