@@ -117,7 +117,9 @@ class PeopleConsumer(AsyncJsonWebsocketConsumer):
             await self.gone(challenge, challenge.reason)
         elif kind == "cancel":
             await self.gone(await in_db_thread(challenges.cancel)(_text(data, "id"), me), "")
-        elif kind != "ping":
+        elif kind == "ping":
+            await self.send_json({"type": "pong"})
+        else:
             raise ProtocolError("unknown_type", _("Unknown message type."))
 
     async def gone(self, challenge, reason: str) -> None:
