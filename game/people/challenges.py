@@ -20,6 +20,7 @@ from django.utils.translation import gettext_lazy as _
 
 from game.clock import TimeControl, TimeControlError
 from game.errors import ActionError
+from game.i18n import lazy_text
 from game.models import Account, Game
 from game.people.models import Challenge
 from game.round import actions
@@ -67,8 +68,8 @@ def send(challenger: Account, username: str, time_control: str, color: str, rate
         if any(c.challenged == target.player_id for c in mine):
             raise ActionError("already_challenged", _("You have already challenged this player."))
         if len(mine) >= MAX_OPEN:
-            raise ActionError("too_many_challenges", _("You have %(max)s open challenges: wait for an answer "
-                                                       "or cancel one.") % {"max": MAX_OPEN})
+            raise ActionError("too_many_challenges", lazy_text(_("You have %(max)s open challenges: wait for an "
+                                                                 "answer or cancel one."), max=MAX_OPEN))
         return Challenge.objects.create(
             challenger=challenger.player_id, challenger_name=challenger.user.username,
             challenged=target.player_id, challenged_name=target.user.username, time_control=str(control),
