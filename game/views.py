@@ -21,7 +21,7 @@ from game.forms import ComputerGameForm, JoinForm, NewGameForm
 from game.i18n import computer_name, pool_label, time_control_label
 from game.learning import boards, puzzles, review_views
 from game.lobby.pairing import POOLS, QUICK_CONTROLS
-from game.models import Game
+from game.models import Account, Game
 from game.names import display_name, guest_name
 from game.profiles.views import category_choices
 from game.ratings import games as ratings
@@ -176,7 +176,18 @@ def _render_game(request, game: Game, join_form: JoinForm | None = None, status:
         "game_over": game.status == Game.Status.FINISHED, "review_state": review_views.state(game, request),
         "sign_in_url": (f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': f'/g/{game.id}/'})}"
                         if sign_in_to_join else None),
+        "challengeable": _challengeable(request, game, pid),
     }, status=status)
+
+
+def _challengeable(request, game: Game, pid: str) -> list[str]:
+    """The usernames of the accounts seated in ``game`` that its signed-in viewer may challenge (from
+    the game page, by their profile's challenge form); none for a guest."""
+    if not identity.account_name(request.session):
+        return []
+    seated = [p for p in (game.black_player, game.white_player) if p and p != pid]
+    return list(Account.objects.filter(player_id__in=seated).order_by("user__username")
+                .values_list("user__username", flat=True))
 
 
 @require_safe

@@ -12,6 +12,8 @@ from datetime import timedelta
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.test import Client
 from django.utils import timezone
 
 from checkers_site.asgi import application
@@ -19,6 +21,7 @@ from game.errors import ActionError
 from game.models import Game
 from game.people import challenges
 from game.people.models import Challenge
+from game.round import actions
 from tests.web.conftest import make_browser
 from tests.web.test_rated_pools import account_browser
 
@@ -154,3 +157,17 @@ async def test_an_accept_racing_a_cancel_makes_one_outcome():
     assert (stored.status, games) in (("cancelled", 0), ("accepted", 1))
     for page in (a, b):
         await page.disconnect()
+
+
+async def test_the_game_page_links_a_signed_in_viewer_to_challenge_the_accounts_seated():
+    ann, ben = await accounts("ann", "ben")
+
+    def pages() -> tuple[str, str]:
+        game = actions.start_game(black=(ann.player_id, "ann"), white=(ben.player_id, "ben"))
+        signed_in = Client()
+        signed_in.cookies[settings.SESSION_COOKIE_NAME] = ann.cookie
+        return (signed_in.get(f"/g/{game.id}/").content.decode(), Client().get(f"/g/{game.id}/").content.decode())
+
+    mine, guests = await database_sync_to_async(pages)()
+    assert '<a href="/@/ben#challenge-panel" class="challenge-link">Challenge ben</a>' in mine
+    assert "Challenge ann" not in mine and 'id="challenge-links"' not in guests
