@@ -1,4 +1,4 @@
-"""Challenges by name: one player invites another, by username, to a game of given settings."""
+"""Challenges by name (one player invites another, by username, to a game of given settings) and follows."""
 
 from __future__ import annotations
 
@@ -42,3 +42,18 @@ class Challenge(models.Model):
 
     def __str__(self) -> str:
         return f"{self.challenger_name} -> {self.challenged_name} ({self.time_control}, {self.status})"
+
+
+class Follow(models.Model):
+    """``follower`` follows ``followed`` (player ids of accounts): sees whether they are online and
+    playing, and watches their games in one click."""
+
+    follower = models.CharField(max_length=32, db_index=True)
+    followed = models.CharField(max_length=32)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["follower", "followed"], name="follow_once")]
+
+    def __str__(self) -> str:
+        return f"{self.follower} follows {self.followed}"

@@ -6,13 +6,18 @@ challenges to the player (``challenges``).  The client sends ``challenge`` (to a
 ``accept``, ``decline`` (with a reason) and ``cancel``; each is decided by
 :mod:`game.people.challenges`, and the news goes to the pages of both players: ``challenge`` (a new
 one for you), ``challenge_gone`` (answered, cancelled; ``reason`` when declined) and ``go``
-(accepted: the game's ``url``, which every page of both players opens).  Refusals are ``error``
+(accepted: the game's ``url``, which every page of both players opens).  ``follow`` and
+``unfollow`` (a username) change whom the player follows; ``following`` lists them, online or not,
+with their game in play (on connect and after each change), and ``turns`` counts the games waiting
+for the player's move (on connect and every 20 s: the "My games" badge).  Refusals are ``error``
 messages to the sender only.  A guest's socket is closed with 4401.  The protocol is in
 ``docs/protocol.md`` ("People socket").
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
@@ -23,7 +28,8 @@ from game import sessions
 from game.errors import ActionError
 from game.i18n import language_of_scope, resolved
 from game.models import Account
-from game.people import challenges
+from game.people import challenges, follows
+from game.profiles import reads as profile_reads
 from game.sockets import RATE_LIMITED, Guard, ProtocolError, decode_frame, in_db_thread
 
 log = logging.getLogger(__name__)
@@ -61,6 +67,7 @@ class PeopleConsumer(AsyncJsonWebsocketConsumer):
 
     account: Account | None = None
     joined: str | None = None
+    ticker: asyncio.Task | None = None
 
     async def connect(self):
         self.guard = Guard(RATE_LIMIT)
@@ -74,8 +81,44 @@ class PeopleConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(self.joined, self.channel_name)
         open_ones = await in_db_thread(challenges.incoming)(self.account.player_id)
         await self.send_json({"type": "challenges", "incoming": [challenges.public(c) for c in open_ones]})
+        await follows.mark_online(self.account.player_id)
+        await self.send_following()
+        await self.send_turns()
+        self.ticker = asyncio.create_task(self.tick())
+
+    async def tick(self) -> None:
+        """Every :data:`game.people.follows.ONLINE_RENEW_S`: still online; the games waiting for your move."""
+        assert self.account is not None
+        while True:
+            await asyncio.sleep(follows.ONLINE_RENEW_S)
+            try:
+                await follows.mark_online(self.account.player_id)
+                await self.send_turns()
+            except Exception:  # the next tick tries again
+                log.exception("people: tick failed")
+
+    async def send_turns(self) -> None:
+        """``turns``: how many games wait for this player's move (the "My games" badge)."""
+        assert self.account is not None
+        count = await in_db_thread(profile_reads.waiting_count)(self.account.player_id)
+        await self.send_json({"type": "turns", "count": count})
+
+    async def send_following(self) -> None:
+        """``following``: the players this one follows, each online or not, and their game in play."""
+        assert self.account is not None
+        rows = await in_db_thread(follows.followed)(self.account.player_id)
+        ids = [pid for pid, _name in rows]
+        games = await in_db_thread(follows.games_of)(ids)
+        online = await follows.online_among(ids)
+        await self.send_json({"type": "following", "players": [
+            {"name": name, "online": pid in online,
+             "url": reverse("game", args=[games[pid]]) if pid in games else None} for pid, name in rows]})
 
     async def disconnect(self, code):
+        if self.ticker is not None:
+            self.ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.ticker
         if self.joined is not None:
             await self.channel_layer.group_discard(self.joined, self.channel_name)
 
@@ -117,6 +160,10 @@ class PeopleConsumer(AsyncJsonWebsocketConsumer):
             await self.gone(challenge, challenge.reason)
         elif kind == "cancel":
             await self.gone(await in_db_thread(challenges.cancel)(_text(data, "id"), me), "")
+        elif kind in ("follow", "unfollow"):
+            act = follows.follow if kind == "follow" else follows.unfollow
+            await in_db_thread(act)(self.account, data.get("name"))
+            await self.send_following()
         elif kind == "ping":
             await self.send_json({"type": "pong"})
         else:

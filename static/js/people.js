@@ -3,10 +3,11 @@
 // Decline (with a reason); an accepted one sends every page of both players to the game. On a
 // profile, #challenge-form sends a challenge to that player. Stable hooks for tests:
 // #challenge-inbox .challenge-card[data-challenge], .challenge-accept, .challenge-decline,
-// .challenge-reason, #challenge-form, #challenge-status.
+// .challenge-reason, #challenge-form, #challenge-status; #follow-button (a profile), #following-list
+// (My games: who is online and playing, with a link to watch), #turn-badge (games waiting for you).
 
 import { GameSocket, socketUrl } from './socket.js';
-import { fmt, gettext } from './i18n.js';
+import { fmt, gettext, ngettext } from './i18n.js';
 
 const PROTOCOL = { closeCodes: { noSuchGame: 4401, tooManySockets: 4429 }, pingEveryMs: 3000 };
 
@@ -47,8 +48,16 @@ class People {
       challenge_gone: (msg) => this.onGone(msg),
       go: (msg) => { if (isSitePath(msg.url)) window.location.assign(msg.url); },
       error: (msg) => this.say(msg.message || gettext('Something went wrong.')),
+      following: (msg) => this.onFollowing(msg),
+      turns: (msg) => showTurns(Number(msg.count) || 0),
       pong: () => {},
     }, {}, PROTOCOL);
+    this.follow = document.getElementById('follow-button');
+    if (this.follow) {
+      this.follow.addEventListener('click', () => this.socket.send({
+        type: this.follow.dataset.following === '1' ? 'unfollow' : 'follow', name: this.follow.dataset.name,
+      }));
+    }
     if (form) form.addEventListener('submit', (event) => { event.preventDefault(); this.send(); });
   }
 
@@ -88,6 +97,42 @@ class People {
     }
   }
 
+  /** The players followed: the profile's Follow button and the My games list (online, playing, watch). */
+  onFollowing(msg) {
+    const players = msg.players || [];
+    if (this.follow) {
+      const name = this.follow.dataset.name.toLowerCase();
+      const following = players.some((p) => String(p.name).toLowerCase() === name);
+      this.follow.dataset.following = following ? '1' : '0';
+      this.follow.textContent = following ? gettext('Unfollow') : gettext('Follow');
+      this.follow.hidden = false;
+    }
+    const list = document.getElementById('following-list');
+    if (!list) return;
+    const items = players.map((p) => {
+      const li = document.createElement('li');
+      li.dataset.player = p.name;
+      const link = document.createElement('a');
+      link.href = `/@/${encodeURIComponent(p.name)}`;
+      link.textContent = p.name;
+      const state = document.createElement('span');
+      state.className = p.online ? 'presence online' : 'presence';
+      state.textContent = p.online ? gettext('online') : gettext('offline');
+      li.append(link, ' ', state);
+      if (p.url && isSitePath(p.url)) {
+        const watch = document.createElement('a');
+        watch.className = 'button small watch-link';
+        watch.href = p.url;
+        watch.textContent = gettext('Playing: watch');
+        li.append(' ', watch);
+      }
+      return li;
+    });
+    list.replaceChildren(...items);
+    const empty = document.getElementById('following-empty');
+    if (empty) empty.hidden = items.length > 0;
+  }
+
   add(c) {
     if (this.inbox.querySelector(`[data-challenge="${CSS.escape(c.id)}"]`)) return;
     const card = document.createElement('div');
@@ -116,6 +161,25 @@ class People {
     const left = Number(c.expires_ms) - Date.now();
     if (left > 0) setTimeout(() => card.remove(), left);
   }
+}
+
+/** The "My games (N)" badge: games waiting for your move, kept up to date by the people socket. */
+export function showTurns(count) {
+  const link = document.getElementById('my-games-link');
+  if (!link) return;
+  let badge = document.getElementById('turn-badge');
+  if (!count) {
+    if (badge) badge.remove();
+    return;
+  }
+  if (!badge) {
+    badge = document.createElement('span');
+    badge.className = 'turn-badge';
+    badge.id = 'turn-badge';
+    link.append(' ', badge);
+  }
+  badge.textContent = String(count);
+  badge.title = fmt(ngettext('%(n)s game waits for your move', '%(n)s games wait for your move', count), { n: count });
 }
 
 function boot() {

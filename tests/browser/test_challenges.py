@@ -41,7 +41,7 @@ def test_a_challenge_sent_from_a_profile_is_accepted_on_another_page(server, new
     expect(ann.locator("body")).to_have_attribute("data-you", "W")
 
 
-def test_a_declined_challenge_tells_its_sender_why(server, new_context):
+def test_a_declined_challenge_tells_its_sender_why_and_a_followed_player_shows_online(server, new_context):
     tag = uuid.uuid4().hex[:6]
     ann = sign_up(new_context(), server, f"ann{tag}")
     ben = sign_up(new_context(), server, f"ben{tag}")
@@ -53,3 +53,9 @@ def test_a_declined_challenge_tells_its_sender_why(server, new_context):
     card.locator(".challenge-decline").click()
     expect(card).to_have_count(0)
     expect(ann.locator("#challenge-status")).to_contain_text("Too fast")
+    ann.click("#follow-button")
+    expect(ann.locator("#follow-button")).to_have_text("Unfollow")
+    ann.goto(server.url + "/games/mine")
+    followed = ann.locator(f'#following-list li[data-player="ben{tag}"]')
+    expect(followed).to_contain_text("online")
+    assert_clean(ann, "My games with the players followed")

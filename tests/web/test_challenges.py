@@ -35,6 +35,8 @@ async def people(browser) -> tuple[WebsocketCommunicator, dict]:
     assert connected
     first = await comm.receive_json_from(timeout=5)
     assert first["type"] == "challenges", first
+    following, turns = await comm.receive_json_from(timeout=5), await comm.receive_json_from(timeout=5)
+    assert (following["type"], turns["type"]) == ("following", "turns"), (following, turns)
     return comm, first
 
 
