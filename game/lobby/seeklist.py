@@ -40,7 +40,11 @@ ONLINE_TTL_S = 30
 #: Seconds the counters read by one process are reused.
 COUNTERS_TTL_S = 5.0
 
-_counters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: Seconds the seeks of every pool read by one process for its sockets' refreshes are reused (a change
+#: to a pool reaches the pages at once by :func:`push` all the same).
+LISTS_TTL_S = 2.0
+
+_shared_reads: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def public(seek: Seek, now_us: int) -> dict:
@@ -94,20 +98,27 @@ async def read_counters() -> dict:
     return {"type": "counters", "online": len(on_home | seated), "playing": games}
 
 
-async def counters() -> dict:
-    """``{"type": "counters", "online": int, "playing": int}``: players online and games in play,
-    read at most once every :data:`COUNTERS_TTL_S` seconds by this process (its event loop)."""
+async def _shared(name: str, ttl_s: float, read) -> dict:
+    """``await read()``, reused by this process's sockets (its event loop) for ``ttl_s`` seconds."""
     loop = asyncio.get_running_loop()
-    state = _counters.setdefault(loop, {"at": 0.0, "value": None, "lock": asyncio.Lock()})
+    state = _shared_reads.setdefault(loop, {}).setdefault(name, {"at": 0.0, "value": None, "lock": asyncio.Lock()})
     async with state["lock"]:
-        if state["value"] is None or time.monotonic() - state["at"] > COUNTERS_TTL_S:
-            state["value"] = await read_counters()
+        if state["value"] is None or time.monotonic() - state["at"] > ttl_s:
+            state["value"] = await read()
             state["at"] = time.monotonic()
         return dict(state["value"])
 
 
+async def counters() -> dict:
+    """``{"type": "counters", "online": int, "playing": int}``: players online and games in play,
+    read at most once every :data:`COUNTERS_TTL_S` seconds by this process (its event loop)."""
+    return await _shared("counters", COUNTERS_TTL_S, read_counters)
+
+
 async def everything() -> list[dict]:
     """The messages a watching page is sent on ``watch`` and every 10 s: ``seeks`` of every pool of
-    :data:`game.lobby.pairing.POOLS`, then ``counters``.  Raises
-    :class:`game.lobby.pools.MatchmakingUnavailable`."""
-    return [{"type": "seeks", "pools": await lists(POOLS)}, await counters()]
+    :data:`game.lobby.pairing.POOLS` (read at most once every :data:`LISTS_TTL_S` seconds by this
+    process, so its sockets' refreshes cost one pipelined read, not one each), then ``counters``.
+    Raises :class:`game.lobby.pools.MatchmakingUnavailable`."""
+    every = await _shared("lists", LISTS_TTL_S, lambda: lists(POOLS))
+    return [{"type": "seeks", "pools": every}, await counters()]
