@@ -51,3 +51,24 @@ def test_the_custom_seek_dialog_has_no_axe_violations(server, new_context):
         assert_clean(page, f"the home page's custom seek dialog ({scheme})")
         page.click("#custom-seek-close")
         expect(page.locator("#seek-pool")).to_be_hidden()
+
+
+def test_a_rated_seeker_is_told_who_waits_out_of_range_and_when_the_range_reaches_them(server, new_context):
+    page = new_context().new_page()
+    page.goto(server.url + "/")
+    expect(page.locator('.quick-seek[data-control="5+3"]')).to_be_enabled()
+    words = page.evaluate("""async () => {
+        const m = await import('/static/js/seeklist.js');
+        const range = {start: 100, step: 50, step_s: 5, max: 500};
+        const mine = {id: 'me', rating: 1500, waitedMs: 0};
+        const seeks = [{id: 'me', rating: 1500, waited_ms: 0}, {id: 'a', rating: 1560, waited_ms: 0},
+                       {id: 'b', rating: 1800, waited_ms: 12000}, {id: 'c', rating: 2100, waited_ms: 0}];
+        const view = m.rangeView(mine, range, seeks);
+        return [view, m.rangeNote(view), m.rangeNote(m.rangeView(mine, range, [seeks[0]]))];
+    }""")
+    view, note, alone = words
+    # 1560 is in range now; 1800 comes in range when the longer wait (12 s) reaches 20 s; 2100 never.
+    assert view == {"others": 3, "outside": 2, "nearest": {"rating": 1800, "seconds": 8}}
+    assert note == ("3 other players waiting; 2 outside your range for now; "
+                    "a player rated 1800 comes in range in about 8 s.")
+    assert alone == "Nobody else is waiting for this game yet."
