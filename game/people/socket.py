@@ -30,12 +30,16 @@ from game.i18n import language_of_scope, resolved
 from game.models import Account
 from game.people import challenges, follows
 from game.profiles import reads as profile_reads
+from game.round import admission
 from game.sockets import RATE_LIMITED, Guard, ProtocolError, decode_frame, in_db_thread
 
 log = logging.getLogger(__name__)
 
 #: Close code sent to a socket of a guest (challenges are between accounts).
 CLOSE_NOT_SIGNED_IN = 4401
+#: Close code sent when the session or the client address holds its most people sockets
+#: (``PEOPLE_SOCKETS_PER_SESSION``, ``PEOPLE_SOCKETS_PER_ADDRESS``, counted across processes).
+CLOSE_TOO_MANY_SOCKETS = 4429
 #: Messages one people socket may send.
 RATE_LIMIT = "10/second;120/minute"
 
@@ -68,6 +72,7 @@ class PeopleConsumer(AsyncJsonWebsocketConsumer):
     account: Account | None = None
     joined: str | None = None
     ticker: asyncio.Task | None = None
+    ticket: admission.Ticket | None = None
 
     async def connect(self):
         self.guard = Guard(RATE_LIMIT)
@@ -76,6 +81,12 @@ class PeopleConsumer(AsyncJsonWebsocketConsumer):
         self.account = await in_db_thread(signed_in)(self.scope.get("session"))
         if self.account is None:
             await self.close(code=CLOSE_NOT_SIGNED_IN)
+            return
+        client = self.scope.get("client")
+        self.ticket, over = await admission.admit(self.channel_name, self.account.player_id,
+                                                  client[0] if client else None, kind="people")
+        if over is not None:
+            await self.close(code=CLOSE_TOO_MANY_SOCKETS)
             return
         self.joined = player_group(self.account.player_id)
         await self.channel_layer.group_add(self.joined, self.channel_name)
@@ -92,6 +103,8 @@ class PeopleConsumer(AsyncJsonWebsocketConsumer):
         while True:
             await asyncio.sleep(follows.ONLINE_RENEW_S)
             try:
+                if self.ticket is not None:
+                    await admission.refresh(self.ticket)  # still counts against the socket limits
                 await follows.mark_online(self.account.player_id)
                 await self.send_turns()
             except Exception:  # the next tick tries again
@@ -121,6 +134,9 @@ class PeopleConsumer(AsyncJsonWebsocketConsumer):
                 await self.ticker
         if self.joined is not None:
             await self.channel_layer.group_discard(self.joined, self.channel_name)
+        if self.ticket is not None:
+            ticket, self.ticket = self.ticket, None
+            await admission.release(ticket)
 
     async def send_json(self, content, close=False):
         """Send ``content`` with its human texts in this socket's language."""

@@ -57,3 +57,17 @@ async def test_the_count_of_games_waiting_for_ones_move_comes_with_the_page():
         kinds[message["type"]] = message
     assert kinds["turns"] == {"type": "turns", "count": 1}
     await comm.disconnect()
+
+
+async def test_a_session_holds_its_most_people_sockets(settings):
+    settings.PEOPLE_SOCKETS_PER_SESSION = 2
+    [ann] = await accounts("ann")
+    first, _ = await people(ann)
+    second, _ = await people(ann)
+    third = WebsocketCommunicator(application, "/ws/people/", headers=ann.headers())
+    await third.connect(timeout=5)
+    assert (await third.receive_output(timeout=5)) == {"type": "websocket.close", "code": 4429}
+    await first.disconnect()
+    again, _ = await people(ann)  # a closed page frees its place
+    for comm in (second, again):
+        await comm.disconnect()
