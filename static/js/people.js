@@ -116,7 +116,7 @@ class People {
       link.href = `/@/${encodeURIComponent(p.name)}`;
       link.textContent = p.name;
       const state = document.createElement('span');
-      state.className = p.online ? 'presence online' : 'presence';
+      state.className = p.online ? 'following-state online' : 'following-state';
       state.textContent = p.online ? gettext('online') : gettext('offline');
       li.append(link, ' ', state);
       if (p.url && isSitePath(p.url)) {
