@@ -242,7 +242,10 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
         socket of a signed-in session whose log-in ended since (logged out, password changed,
         account deleted), or of a guest id that has logged in to an account since
         (:func:`game.sessions.log_in_holds`), is told ``session_ended`` and the socket closed
-        (:data:`CLOSE_SESSION_ENDED`): it seeks no more as that identity."""
+        (:data:`CLOSE_SESSION_ENDED`): it seeks no more as that identity.  With ``accept`` (a seek of
+        the list clicked) the seek meets that one at once or is refused, storing nothing
+        (:func:`game.lobby.accepting.play_seek`: ActionError ``seek_gone``, ``own_seek``,
+        ``out_of_range``)."""
         session = self.scope.get("session")
         if not POOLS[message.pool].rated and not await in_db_thread(sessions.log_in_holds)(session):
             await self.send_json(error("session_ended", sessions.SESSION_ENDED_MESSAGE))
