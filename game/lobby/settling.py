@@ -10,7 +10,8 @@ it read the pool once more).  Each pairing claimed becomes a game
 After changes, the number of seeks waiting in a pool goes to every lobby socket, through the
 group ``lobby.pools``, and the pool's visible seeks to every page that shows them
 (:func:`game.lobby.seeklist.push`), both by :func:`request_count_push`: at most one push per pool
-per process every :data:`COUNT_PUSH_DELAY_S`, the changes in between merged.
+per process every :data:`COUNT_PUSH_DELAY_S` (the first change at once), the changes in between
+merged.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 import weakref
 
 from game.lobby import pools, seeklist
@@ -33,24 +35,31 @@ COUNT_PUSH_DELAY_S = 0.25
 
 _rng = random.SystemRandom()
 
-# Per event loop: count pushes waiting to run {pool: task}, and settlers running {pool: _Settler}.
+# Per event loop: count pushes waiting to run {pool: task}, when each pool was last pushed
+# {pool: monotonic s}, and settlers running {pool: _Settler}.
 _pushes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_last_push: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _settlers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def request_count_push(pool: str) -> None:
-    """Push the number of seeks waiting in ``pool`` to every lobby socket soon (merged with other requests)."""
+    """Push the number of seeks waiting in ``pool`` (and its visible seeks) to every lobby socket: at
+    once when this process has not pushed that pool in the last :data:`COUNT_PUSH_DELAY_S`, else
+    when that time is up, with every request made meanwhile merged into that one push."""
     loop = asyncio.get_running_loop()
     pending = _pushes.setdefault(loop, {})
     if pool not in pending:
-        pending[pool] = in_background(_push_count(pool, pending))
+        last = _last_push.setdefault(loop, {})
+        wait = max(0.0, last.get(pool, 0.0) + COUNT_PUSH_DELAY_S - time.monotonic())
+        pending[pool] = in_background(_push_count(pool, pending, last, wait))
 
 
-async def _push_count(pool: str, pending: dict) -> None:
+async def _push_count(pool: str, pending: dict, last: dict, wait: float) -> None:
     try:
-        await asyncio.sleep(COUNT_PUSH_DELAY_S)
+        await asyncio.sleep(wait)
     finally:
         pending.pop(pool, None)
+        last[pool] = time.monotonic()
     try:
         waiting = await pools.from_settings().waiting(pool)
         await layer().group_send(
