@@ -115,6 +115,8 @@ INSTALLED_APPS = [
     "game.learning",
     # Tournaments (game/tournaments, docs/tournaments.md): arenas, an app of its own for its models.
     "game.tournaments",
+    # Challenges by name (game/people, docs/people.md): an app of its own for its models.
+    "game.people",
     # Accounts (game/accounts, docs/accounts.md): sign-up, log-in, password reset.
     "allauth",
     "allauth.account",
@@ -296,6 +298,9 @@ GAME_SOCKETS_PER_ADDRESS = env.int("GAME_SOCKETS_PER_ADDRESS", default=256)
 #: The same for lobby sockets (each may hold a seek), counted apart from game sockets.
 LOBBY_SOCKETS_PER_SESSION = env.int("LOBBY_SOCKETS_PER_SESSION", default=8)
 LOBBY_SOCKETS_PER_ADDRESS = env.int("LOBBY_SOCKETS_PER_ADDRESS", default=256)
+# The people sockets (challenges, follows: every page of a signed-in player keeps one), counted apart.
+PEOPLE_SOCKETS_PER_SESSION = env.int("PEOPLE_SOCKETS_PER_SESSION", default=16)
+PEOPLE_SOCKETS_PER_ADDRESS = env.int("PEOPLE_SOCKETS_PER_ADDRESS", default=256)
 
 # HTTP requests that cost the server (game/http_limits.py), limits' notation, counted in Redis per
 # session and per client address; more are answered 429. Empty: no limit.

@@ -9,6 +9,7 @@ from django.urls import path, re_path
 
 from game.lobby.socket import LobbyConsumer
 from game.models import GAME_ID_PATTERN
+from game.people.socket import PeopleConsumer
 from game.round.protocol import CLOSE_NO_SUCH_GAME
 from game.round.socket import GameConsumer
 from game.tournaments.socket import TournamentConsumer
@@ -32,5 +33,6 @@ websocket_urlpatterns = [
     re_path(rf"^ws/game/(?P<game_id>{GAME_ID_PATTERN})/$", GameConsumer.as_asgi()),  # type: ignore[arg-type]
     path("ws/lobby/", LobbyConsumer.as_asgi()),  # type: ignore[arg-type]
     re_path(rf"^ws/tournament/(?P<tournament_id>{TOURNAMENT_ID})/$", TournamentConsumer.as_asgi()),  # type: ignore[arg-type]
+    path("ws/people/", PeopleConsumer.as_asgi()),  # type: ignore[arg-type]
     re_path(r"", NoRouteConsumer.as_asgi()),  # type: ignore[arg-type]
 ]

@@ -9,20 +9,24 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render, resolve_url
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from game import http_limits
 from game.accounts import identity
+from game.clock import TimeControl
 from game.computer import seat as computer_seat
 from game.errors import ActionError
 from game.forms import ComputerGameForm, JoinForm, NewGameForm
 from game.i18n import computer_name, pool_label, time_control_label
 from game.learning import boards, puzzles, review_views
-from game.lobby.pairing import POOLS
-from game.models import Game
+from game.lobby.pairing import POOLS, QUICK_CONTROLS
+from game.models import Account, Game
 from game.names import display_name, guest_name
 from game.profiles import pdn_file
+from game.profiles.views import category_choices
 from game.ratings import games as ratings
+from game.ratings.categories import category_of
 from game.round import actions, berserk, protocol, reads, takebacks
 from game.round.fanout import publish_sync
 from game.rules import INITIAL_FEN, Position, ballots
@@ -113,12 +117,27 @@ def render_home(request, form=None, status: int = 200, computer_form=None) -> Ht
     if form is None:
         form = NewGameForm(initial={"name": request.session.get("name", "")})
     _guest_placeholder(form, request)
-    pools = [{"id": pool.id, "label": pool_label(pool.id)} for pool in POOLS.values()]
+    pools = [{"id": pool.id, "label": pool_label(pool.id)} for pool in POOLS.values()
+             if not pool.rated and not pool.ballot]
     daily = puzzles.daily()
     return render(request, "home.html", {"form": form, "live_games": _live_games(), "pools": pools,
+                                         "quick_pools": _quick_pools(),
                                          "computer_form": computer_form, "daily_puzzle": daily,
                                          "daily_board": boards.mini_board(daily.fen, flip=daily.fen.startswith("B"))
                                          if daily else None}, status=status)
+
+
+def _quick_pools() -> list[dict]:
+    """The quick-pairing buttons of "Play online": ``[{"id": "5+3", "label": "5+3", "kind": "Blitz"}]``, the
+    pool of each of :data:`game.lobby.pairing.QUICK_CONTROLS`, its control in words (``"3 days"``) and its
+    rating category, in the page's language."""
+    kinds = dict(category_choices())
+    buttons = []
+    for control in QUICK_CONTROLS:
+        days = TimeControl.parse(control).days
+        label = ngettext("%(days)s day", "%(days)s days", days) % {"days": days} if days else control
+        buttons.append({"id": control, "label": label, "kind": kinds.get(category_of(control) or "", "")})
+    return buttons
 
 
 def _live_games() -> list[dict]:
@@ -163,7 +182,18 @@ def _render_game(request, game: Game, join_form: JoinForm | None = None, status:
         "arena": arena.of_game(game.id),
         "may_berserk": seat is not None and game.status == Game.Status.ACTIVE and game.control.live
         and not berserk.has_moved(game, seat) and getattr(game, Game.ms_field(seat)) == game.control.start_ms(),
+        "challengeable": _challengeable(request, game, pid),
     }, status=status)
+
+
+def _challengeable(request, game: Game, pid: str) -> list[str]:
+    """The usernames of the accounts seated in ``game`` that its signed-in viewer may challenge (from
+    the game page, by their profile's challenge form); none for a guest."""
+    if not identity.account_name(request.session):
+        return []
+    seated = [p for p in (game.black_player, game.white_player) if p and p != pid]
+    return list(Account.objects.filter(player_id__in=seated).order_by("user__username")
+                .values_list("user__username", flat=True))
 
 
 @require_safe

@@ -2,8 +2,9 @@
 
 Every lobby socket joins the group of its player (:func:`player_group`: all their tabs, so that
 a pairing in one tab withdraws the seeks of the others, and the seeks of an account deleted
-meanwhile are withdrawn) and the group of each pool (:func:`pool_group`: the pool's counts).  The
-names need nothing of the sockets or of the accounts.
+meanwhile are withdrawn) and the one group of the pools' counts (:data:`POOLS_GROUP`: each count
+message names its pool, so a socket joins one group, not one per pool).  The names need nothing of
+the sockets or of the accounts.
 """
 
 from __future__ import annotations
@@ -21,15 +22,8 @@ def player_group(player_id: str) -> str:
     return f"lobby.player.{player_id}"
 
 
-def pool_group(pool: str) -> str:
-    """The channel-layer group of the lobby sockets that follow ``pool``: ``lobby.<pool>``.
-
-    Group names allow no ``+``, pool ids no ``.``: ``+`` becomes ``.``.
-
-    >>> pool_group("untimed"), pool_group("5+3")
-    ('lobby.untimed', 'lobby.5.3')
-    """
-    return f"lobby.{pool.replace('+', '.')}"
+#: The channel-layer group of every lobby socket: the pools' counts (``lobby.count``, naming the pool).
+POOLS_GROUP = "lobby.pools"
 
 
 def layer() -> BaseChannelLayer:

@@ -27,7 +27,7 @@ import random
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 
-from game.clock import STANDARD
+from game.clock import TimeControl
 from game.ratings.categories import category_of
 
 #: Longest pool id, in characters; pool ids are lowercase ASCII letters, digits, ``+``, ``-`` and ``_``.
@@ -66,10 +66,13 @@ BALLOT_SUFFIX = "-ballot"
 #: The end of the id of a rated pool (``"5+3-rated"``, ``"5+3-ballot-rated"``).
 RATED_SUFFIX = "-rated"
 
+#: The time controls of the quick-pairing buttons of "Play online", fastest first (lichess's grid adapted to
+#: checkers): each is a pool, with its 3-move ballot and rated twins.  Other controls are played by invitation.
+QUICK_CONTROLS = ("1+0", "2+1", "3+0", "3+2", "5+0", "5+3", "10+0", "10+5", "15+10", "30+0", "1d", "3d")
+
 _FREE_POOLS = [
     Pool(id="untimed", label="Untimed", time_control="untimed"),
-    *(Pool(id=tc, label=f"{tc} ({tc.split('+')[0]} min + {tc.split('+')[1]} s a move)", time_control=tc)
-      for tc in STANDARD),
+    *(Pool(id=tc, label=TimeControl.parse(tc).label(), time_control=tc) for tc in QUICK_CONTROLS),
 ]
 
 _CASUAL_POOLS = [

@@ -99,6 +99,18 @@ def _text(value) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+def _read_snapshot(flat: list) -> tuple[int, list[Seek]]:
+    """The reply of the snapshot script as (the Redis clock in µs, the seeks); unreadable seeks are skipped."""
+    now_us, flat = int(flat[0]), flat[1:]
+    seeks = []
+    for i in range(0, len(flat), 3):
+        try:
+            seeks.append(Seek.from_json(_text(flat[i + 2]), since=int(float(_text(flat[i + 1])))))
+        except (ValueError, KeyError, TypeError):
+            log.warning("matchmaking: skipping an unreadable seek %r", flat[i])
+    return now_us, seeks
+
+
 class Matchmaker:
     """The seek pools of one key prefix in one Redis, seen from one server process.
 
@@ -228,18 +240,29 @@ class Matchmaker:
             raise MatchmakingUnavailable(f"{type(exc).__name__}: {exc}") from exc
         return {pool: int(n) for pool, n in zip(pool_ids, replies, strict=True)}
 
+    async def listing(self, pool_ids: Iterable[str], limit: int) -> dict[str, tuple[int, list[Seek]]]:
+        """The live seeks of each of ``pool_ids``, oldest first, at most ``limit`` of each, with the
+        Redis clock (µs) they were read at: ``{pool id: (now µs, [Seek])}``, in one round trip (a
+        pipeline of the snapshot script; on a cluster the calls go side by side).  Raises
+        :class:`MatchmakingUnavailable`, ``ValueError`` for a malformed id."""
+        pool_ids = list(pool_ids)
+        try:
+            if isinstance(self.client, aioredis.RedisCluster):
+                replies = await asyncio.gather(*(self._snapshot(keys=self.keys(pool), args=[limit])
+                                                 for pool in pool_ids))
+            else:
+                async with self.client.pipeline(transaction=False) as pipe:
+                    for pool in pool_ids:
+                        await self._snapshot(keys=self.keys(pool), args=[limit], client=pipe)
+                    replies = await pipe.execute()
+        except (TimeoutError, RedisError, RedisClusterException, OSError) as exc:
+            raise MatchmakingUnavailable(f"{type(exc).__name__}: {exc}") from exc
+        return {pool: _read_snapshot(flat) for pool, flat in zip(pool_ids, replies, strict=True)}
+
     async def snapshot_at(self, pool: str, limit: int = SNAPSHOT_LIMIT) -> tuple[int, list[Seek]]:
         """The Redis server's clock (µs) and the live seeks of ``pool``, oldest first, at most
         ``limit`` of them, read at that instant."""
-        flat = await self._run(self._snapshot, pool, [limit])
-        now_us, flat = int(flat[0]), flat[1:]
-        seeks = []
-        for i in range(0, len(flat), 3):
-            try:
-                seeks.append(Seek.from_json(_text(flat[i + 2]), since=int(float(_text(flat[i + 1])))))
-            except (ValueError, KeyError, TypeError):
-                log.warning("matchmaking: skipping an unreadable seek %r", flat[i])
-        return now_us, seeks
+        return _read_snapshot(await self._run(self._snapshot, pool, [limit]))
 
     async def claim(self, pool: str, pairings: Iterable[Pairing],
                     now_us: int | None = None) -> tuple[list[Pairing], int]:

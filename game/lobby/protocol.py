@@ -24,6 +24,7 @@ __all__ = [
     "Ping",
     "ProtocolError",
     "SeekGame",
+    "WatchSeeks",
     "decode_frame",
     "parse_lobby_message",
 ]
@@ -41,11 +42,20 @@ class SeekGame:
     optional field ``"rated": true``); ``name`` the display name to play under (blank: the
     visitor's guest name, :func:`game.names.display_name`), or ``None`` to use
     the one the session remembers (or the guest name without one).  A rated seek
-    plays under its account's username whatever ``name`` says.
+    plays under its account's username whatever ``name`` says.  ``accept``: the id of a waiting seek
+    of that pool to play at once (the seek list's click, :mod:`game.lobby.accepting`), or None to wait
+    for the pairing.
     """
 
     pool: str
     name: str | None
+    accept: str | None = None
+
+
+@dataclass(frozen=True)
+class WatchSeeks:
+    """``{"type": "watch"}``: send this page the seeks waiting in every pool, and the counters, and
+    keep them up to date (:mod:`game.lobby.seeklist`)."""
 
 
 @dataclass(frozen=True)
@@ -53,7 +63,20 @@ class CancelSeek:
     """``{"type": "cancel"}``: stop looking; answered with ``cancelled``."""
 
 
-LobbyMessage = SeekGame | CancelSeek | Ping
+LobbyMessage = SeekGame | CancelSeek | WatchSeeks | Ping
+
+#: Longest seek id accepted in ``accept`` (the lobby's are 32 hex digits).
+MAX_SEEK_ID_CHARS = 64
+
+
+def _accepted(value: object) -> str | None:
+    """The ``accept`` field of a seek: absent, or a seek id (hex digits)."""
+    if value is None:
+        return None
+    if (not isinstance(value, str) or not 0 < len(value) <= MAX_SEEK_ID_CHARS
+            or not set(value) <= set("0123456789abcdef")):
+        raise ProtocolError("bad_message", lazy_text(_("'%(field)s' must be a seek id."), field="accept"))
+    return value
 
 
 def _rated_or_not(pool: str, rated: object) -> str:
@@ -80,11 +103,12 @@ def parse_lobby_message(data: dict) -> LobbyMessage:
     Raises :class:`~game.sockets.ProtocolError`: ``unknown_type`` for a
     missing or unknown ``type``, ``bad_message`` for a mistyped field (``rated``
     not a boolean, or false with a rated pool), ``unknown_pool`` for a pool id that
-    is not one of :data:`game.lobby.pairing.POOLS`, ``unrated_pool`` for ``rated``
+    is not one of :data:`game.lobby.pairing.POOLS` (and ``bad_message`` for an ``accept`` that is no
+    seek id), ``unrated_pool`` for ``rated``
     true with a pool that has no rated twin (the untimed ones).
 
     >>> parse_lobby_message({"type": "seek", "name": "alice"})
-    SeekGame(pool='untimed', name='alice')
+    SeekGame(pool='untimed', name='alice', accept=None)
     >>> parse_lobby_message({"type": "seek", "pool": "5+0", "rated": True}).pool
     '5+0-rated'
     >>> parse_lobby_message({"type": "cancel"})
@@ -109,7 +133,9 @@ def parse_lobby_message(data: dict) -> LobbyMessage:
                                                              field="name", max=MAX_NAME_CHARS))
             if not name.strip():
                 name = None
-        return SeekGame(pool=pool, name=name)
+        return SeekGame(pool=pool, name=name, accept=_accepted(data.get("accept")))
+    if kind == "watch":
+        return WatchSeeks()
     if kind == "cancel":
         return CancelSeek()
     if kind == "ping":

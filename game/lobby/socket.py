@@ -11,11 +11,15 @@ background (:func:`game.lobby.settling.request_settle`); each pairing becomes a
 game, and ``lobby.paired`` comes through the channel layer to the socket of
 each seek, whichever process created the game (:mod:`game.lobby.paired`).
 
-Every socket of the lobby is in the group ``lobby.<pool>`` of each pool and
+Every socket of the lobby is in the group ``lobby.pools`` (every pool's counts) and
 receives ``pool`` messages with the number of waiting seeks: after changes
 (:func:`game.lobby.settling.request_count_push`) and every
 :data:`COUNT_REFRESH_S` seconds (expired seeks change nothing else).  A client
 that keeps sending over its rate is closed (:class:`game.sockets.Guard`).
+
+A page that sends ``watch`` is also sent the seeks waiting in every pool and the counters (players
+online, games in play), kept up to date (:mod:`game.lobby.seeklist`); a ``seek`` naming one of
+those seeks in ``accept`` plays it at once (:mod:`game.lobby.accepting`).
 
 When the matchmaking Redis cannot be reached the player gets the error
 ``matchmaking_unavailable``; nothing else depends on it.  The protocol is in
@@ -40,11 +44,11 @@ from checkers_site.ops import logs, metrics
 from game import sessions
 from game.errors import ActionError
 from game.i18n import language_of_scope, resolved
-from game.lobby import pools, seekers
-from game.lobby.groups import player_group, pool_group
+from game.lobby import accepting, pools, seekers, seeklist
+from game.lobby.groups import POOLS_GROUP, player_group
 from game.lobby.pairing import POOLS, RANGE_MAX, RANGE_START, RANGE_STEP, RANGE_STEP_S, Seek
 from game.lobby.pools import MatchmakingUnavailable
-from game.lobby.protocol import CancelSeek, Ping, SeekGame, parse_lobby_message
+from game.lobby.protocol import CancelSeek, Ping, SeekGame, WatchSeeks, parse_lobby_message
 from game.lobby.settling import request_count_push, request_settle
 from game.round import admission
 from game.sockets import RATE_LIMITED, Guard, ProtocolError, decode_frame, in_db_thread
@@ -107,6 +111,8 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
     counted = False
     #: The language of the socket's human texts (game.i18n.language_of_scope), read at connect.
     language: str | None = None
+    #: The page shows the seeks and counters (it sent ``watch``): they are sent with the counts.
+    watching = False
 
     async def connect(self):
         self.guard = Guard(RATE_LIMIT)
@@ -129,8 +135,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             return
         try:
             await self.join(player_group(self.player_id))
-            for pool in POOLS:
-                await self.join(pool_group(pool))
+            await self.join(POOLS_GROUP)
             await self.send_counts()
         except BaseException:
             # The page went away while this socket connected (a quick reload: sending to it
@@ -223,6 +228,10 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             await self.start_seeking(message)
         elif isinstance(message, CancelSeek):
             await self.cancel_seek()
+        elif isinstance(message, WatchSeeks) and not self.watching:
+            self.watching = True
+            await self.join(seeklist.SEEKS_GROUP)
+            await self.send_counts()
 
     async def start_seeking(self, message: SeekGame) -> None:
         """Put this socket's seek into the pool, tell the player, then settle the pool.
@@ -233,7 +242,10 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
         socket of a signed-in session whose log-in ended since (logged out, password changed,
         account deleted), or of a guest id that has logged in to an account since
         (:func:`game.sessions.log_in_holds`), is told ``session_ended`` and the socket closed
-        (:data:`CLOSE_SESSION_ENDED`): it seeks no more as that identity."""
+        (:data:`CLOSE_SESSION_ENDED`): it seeks no more as that identity.  With ``accept`` (a seek of
+        the list clicked) the seek meets that one at once or is refused, storing nothing
+        (:func:`game.lobby.accepting.play_seek`: ActionError ``seek_gone``, ``own_seek``,
+        ``out_of_range``)."""
         session = self.scope.get("session")
         if not POOLS[message.pool].rated and not await in_db_thread(sessions.log_in_holds)(session):
             await self.send_json(error("session_ended", sessions.SESSION_ENDED_MESSAGE))
@@ -246,6 +258,10 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             seek = await seekers.new_seek(session, message, self.player_id, self.session_name, self.channel_name)
             if seek.player != self.player_id:  # a rated seek of a session older than its log-in's player id
                 await self.join(player_group(seek.player))
+            if message.accept is not None:  # a seek of the list clicked: that game at once, or a refusal
+                await accepting.play_seek(seek, message.accept)
+                request_count_push(seek.pool)
+                return
             mm = pools.from_settings()
             try:
                 seek, status = await mm.add(seek)
@@ -255,7 +271,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                     await mm.cancel(seek)
                 raise
             self.seek, self.cancelling = seek, False
-        answer: dict = {"type": "seeking", "pool": seek.pool, "waiting": status.waiting}
+        answer: dict = {"type": "seeking", "pool": seek.pool, "waiting": status.waiting, "seek": seek.id}
         if seek.rating is not None:  # a rated seek: its rating and how its range widens (pairing.rating_range)
             answer["rating"] = seek.rating
             answer["range"] = RATING_RANGE
@@ -279,11 +295,16 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
         request_count_push(seek.pool)
 
     async def send_counts(self) -> None:
-        """Send this socket the number of seeks waiting in each pool (or ``matchmaking_unavailable``)."""
+        """Send this socket the number of seeks waiting in each pool (or ``matchmaking_unavailable``);
+        to a page that watches, also every pool's seeks and the counters (:mod:`game.lobby.seeklist`)."""
         try:
             counts = await pools.from_settings().counts(POOLS)
             for pool, waiting in counts.items():
                 await self.send_json({"type": "pool", "pool": pool, "waiting": waiting})
+            if self.watching:
+                await seeklist.mark_online(self.player_id or "")
+                for news in await seeklist.everything():
+                    await self.send_json(news)
         except MatchmakingUnavailable as exc:
             log.warning("lobby: matchmaking unavailable: %s", exc)
             await self.send_json(error("matchmaking_unavailable", UNAVAILABLE_MESSAGE))
@@ -419,6 +440,11 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             self.seek, self.cancelling = None, False
         await self.send_json(error("pairing_failed", _("An opponent was found but the game could not be "
                                                        "created; please try again.")))
+
+    async def lobby_seeks(self, message):
+        """Group message ``lobby.seeks`` (``pools``: ``{pool id: [seek]}``): forward the seeks that changed."""
+        with contextlib.suppress(Exception):  # a home page that closed as they went out
+            await self.send_json({"type": "seeks", "pools": message["pools"]})
 
     async def lobby_count(self, message):
         """Group message ``lobby.count`` (``pool``, ``waiting``): forward the pool's count (not to a

@@ -10,6 +10,8 @@ from django.shortcuts import render
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_safe
 
+from game.clock import CORRESPONDENCE, STANDARD
+from game.i18n import time_control_label
 from game.models import Account
 from game.profiles import downloads, reads
 
@@ -60,6 +62,8 @@ def profile(request, username):
         "ratings": reads.ratings(pid), "chart": reads.chart(pid),
         "categories": dict(category_choices()),
         "opponents": reads.opponents(pid), "recent": reads.recent_games(pid),
+        "challenge_controls": [(control, time_control_label(control))
+                               for control in ("untimed", *STANDARD, *CORRESPONDENCE)],
     })
 
 

@@ -30,7 +30,7 @@ from game.i18n import lazy_text
 from game.models import Forecast, Game, Move
 from game.names import clean_name
 from game.ratings import games as ratings
-from game.round import drawer, events, finisher, outages, store, takebacks
+from game.round import drawer, events, finisher, outages, presence, store, takebacks
 from game.round.progress import (
     Change,
     Progress,
@@ -414,5 +414,29 @@ def abort_unjoined(game_id: str, created_before: datetime) -> Progress:
         if game.status != Game.Status.WAITING or game.created_at >= created_before:
             raise ActionError("not_waiting", "The game is no longer waiting for an opponent.")
         return Change("aborted", finished(rules.Outcome(rules.Termination.ABORTED, None)))
+
+    return act(game_id, None, decide)
+
+
+def abandon_deserted(game_id: str, idle_before: datetime) -> Progress:
+    """End an untimed game in play that nothing has happened in since ``idle_before`` and that neither
+    player has open (``manage.py housekeeping``): finished as abandoned with no winner (a draw, "a
+    player left the game", on both players' record; untimed games are never rated), its version
+    bumped and a ``claimed_draw`` update event for any page still open.  Raises :class:`ActionError`
+    ``no_such_game``, or ``not_deserted`` when the game is timed, not in play, changed since
+    ``idle_before``, a player has it open, or who has it open cannot be known (presence's Redis down).
+    """
+    def decide(game: Game, seat: Color | None) -> Change:
+        control = TimeControl.parse(game.time_control)
+        if game.status != Game.Status.ACTIVE or control.timed or game.updated_at >= idle_before:
+            raise ActionError("not_deserted", "The game is timed, over, or played lately.")
+        since = idle_before.timestamp()
+        try:
+            away = [presence.offline_s(game.id, side, since) for side in ("B", "W")]
+        except presence.PresenceUnavailable:
+            raise ActionError("not_deserted", "Who has the game open cannot be known now.") from None
+        if min(away) <= 0:
+            raise ActionError("not_deserted", "A player has the game open.")
+        return Change("claimed_draw", finished(rules.Outcome(rules.Termination.ABANDONED, None)))
 
     return act(game_id, None, decide)

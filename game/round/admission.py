@@ -230,9 +230,12 @@ def _keys(player_id: str | None, address: str | None, kind: str) -> tuple[str | 
 
 def limits_of(kind: str) -> tuple[int, int]:
     """``(per session, per address)`` for sockets of ``kind``: ``"lobby"`` (``LOBBY_SOCKETS_PER_*``),
-    or ``"game"`` and any other kind (``GAME_SOCKETS_PER_*``: the tournament page's, counted apart)."""
+    ``"people"`` (``PEOPLE_SOCKETS_PER_*``), or ``"game"`` and any other kind (``GAME_SOCKETS_PER_*``:
+    the tournament page's, counted apart)."""
     if kind == "lobby":
         return settings.LOBBY_SOCKETS_PER_SESSION, settings.LOBBY_SOCKETS_PER_ADDRESS
+    if kind == "people":
+        return settings.PEOPLE_SOCKETS_PER_SESSION, settings.PEOPLE_SOCKETS_PER_ADDRESS
     return settings.GAME_SOCKETS_PER_SESSION, settings.GAME_SOCKETS_PER_ADDRESS
 
 

@@ -345,6 +345,12 @@ def sweep(dry_run: bool = False) -> int:
 
 def spectator_counts(game_ids: list[str]) -> dict[str, int]:
     """Spectators now watching each game, for pages (synchronous); 0 for all when Redis fails."""
+    return {game_id: audience["spectators"] for game_id, audience in audiences(game_ids).items()}
+
+
+def audiences(game_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """Who has each game open now, for pages (synchronous): ``{game id: {"spectators": int, "online":
+    {"B": bool, "W": bool}}}`` in one round trip; :data:`EMPTY` for all when Redis fails."""
     if not game_ids:
         return {}
     now = time.time()
@@ -355,5 +361,5 @@ def spectator_counts(game_ids: list[str]) -> dict[str, int]:
         results = pipe.execute()
     except redis_cluster.ERRORS_OR_VALUE as exc:  # ValueError: a socket closed under redis-py
         log.warning("presence unavailable: %s", exc)
-        return dict.fromkeys(game_ids, 0)
-    return {game_id: _counts(members)["spectators"] for game_id, members in zip(game_ids, results, strict=True)}
+        return dict.fromkeys(game_ids, EMPTY)
+    return {game_id: _counts(members) for game_id, members in zip(game_ids, results, strict=True)}

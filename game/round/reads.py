@@ -152,46 +152,88 @@ def pdn_of(game: Game, site: str, moves: list[str] | None = None) -> str:
 LIVE_LIST_IDLE_S = 15 * 60
 
 
-def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, Any]]:
-    """The games being played now (as of ``now``, default the current time), most recently active first.
-
-    Left out, though still stored as in play until someone opens them (the server decides
-    clocks lazily): timed games whose side to move is out of time or, in a live game, has let its
-    first-move window pass (:meth:`game.clock.Clock.expiry`, from the stored clock); untimed and live games with
-    no activity for :data:`LIVE_LIST_IDLE_S` (15 minutes); correspondence games, which move
-    slowly, are listed as long as their side to move is within its days for the move (no activity
-    for longer than that means it is out of time).  One query (a second only when more than
-    ``limit`` of the games it read were out of time), then the clocks are checked in Python.
-
-    Returns ``[{"id": str, "black": str, "white": str, "ply": int, "spectators": int,
-    "control": str, "label": str, "black_computer": int | None, "white_computer": int | None}]``
-    (the time control, as text and in words; the computer's level for a seat it holds, else None);
-    spectator counts come from :mod:`game.round.presence` (0 when Redis is unreachable).
-    """
-    now = now or timezone.now()
+def _recent(now: datetime) -> Q:
+    """Games active lately as of ``now``: a move or another change in the last :data:`LIVE_LIST_IDLE_S`,
+    or, in correspondence, within the days a move is allowed."""
     recent = (Q(updated_at__gte=now - timedelta(seconds=LIVE_LIST_IDLE_S))
               & ~Q(time_control__in=CORRESPONDENCE))
     for text in CORRESPONDENCE:
         days = TimeControl.parse(text).days or 0
         recent |= Q(time_control=text, updated_at__gte=now - timedelta(days=days))
-    rows = (Game.objects.filter(recent, status=Game.Status.ACTIVE).order_by("-updated_at")
+    return recent
+
+
+def seated_in_play(limit: int = 5000, now: datetime | None = None) -> tuple[int, set[str]]:
+    """The games in play lately (as :func:`live_games` reads them, before its clock checks) and the
+    player ids of the people seated in them (the computer left out): ``(games, {player id})``, from
+    the ``limit`` most recently active.  One query."""
+    rows = list(Game.objects.filter(_recent(now or timezone.now()), status=Game.Status.ACTIVE)
+                .order_by("-updated_at").values_list("black_player", "white_player")[:limit])
+    people = {player for row in rows for player in row if player and not player.startswith(COMPUTER_PREFIX)}
+    return len(rows), people
+
+
+#: A game that moved (or changed otherwise) this many seconds ago at most is "being played" even with
+#: nobody's page open on it; after that someone must have it open.
+LIVE_LIST_MOVED_S = 5 * 60
+
+
+def _being_played(game: Game, audience: dict[str, Any], now: datetime) -> bool:
+    """Whether ``game`` (in play, on time) is being played now: it moved within :data:`LIVE_LIST_MOVED_S`,
+    or a player has it open, or (timed) a spectator does; an untimed game its players have left is not."""
+    if game.updated_at >= now - timedelta(seconds=LIVE_LIST_MOVED_S):
+        return True
+    if audience["online"]["B"] or audience["online"]["W"]:
+        return True
+    return bool(audience["spectators"]) and TimeControl.parse(game.time_control).timed
+
+
+def _rating_of(game: Game) -> int | None:
+    """The mean of the two ratings a rated game started with, else None."""
+    ratings = [r for r in (game.black_rating, game.white_rating) if r is not None]
+    return round(sum(ratings) / len(ratings)) if ratings else None
+
+
+def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, Any]]:
+    """The games being played now (as of ``now``, default the current time), best rated first (the mean
+    of a rated game's two ratings; casual games after, each group most recently active first).
+
+    Read among the games in play with activity in the last :data:`LIVE_LIST_IDLE_S` (15 minutes;
+    correspondence: within their days for a move), at most ``4 * limit`` of the most recent; left
+    out: timed games whose side to move is out of time or, in a live game, has let its first-move
+    window pass (:meth:`game.clock.Clock.expiry`, from the stored clock: the server decides clocks
+    lazily), and games nobody is playing (:func:`_being_played`: no move for
+    :data:`LIVE_LIST_MOVED_S` and nobody's page open on it; an untimed game whose players have both
+    left is not listed even while spectators watch; ``manage.py housekeeping`` ends such games as
+    abandoned after a while).  One query (a second only when many were out of time), then the clocks
+    in Python, and who has them open in one Redis round trip (:func:`game.round.presence.audiences`).
+
+    Returns ``[{"id": str, "black": str, "white": str, "ply": int, "spectators": int,
+    "control": str, "label": str, "rating": int | None, "black_computer": int | None,
+    "white_computer": int | None}]`` (the time control, as text and in words; the computer's level
+    for a seat it holds, else None); with Redis unreachable nobody counts as present.
+    """
+    now = now or timezone.now()
+    rows = (Game.objects.filter(_recent(now), status=Game.Status.ACTIVE).order_by("-updated_at")
             .only("id", "black_name", "white_name", "black_player", "white_player", "ply",
-                  "time_control", "status", "fen",
+                  "time_control", "status", "fen", "black_rating", "white_rating",
                   "black_ms", "white_ms", "turn_started_at", "updated_at"))
     games: list[Game] = []
-    start, batch = 0, 2 * limit
-    while len(games) < limit:
+    start, batch, scan = 0, 8 * limit, 4 * limit
+    while len(games) < scan:
         read = list(rows[start:start + batch])
         games += [g for g in read if not outages.clock(g).expiry(now)]
         if len(read) < batch:
             break
         start += batch
+    audiences = presence.audiences([g.id for g in games[:scan]])
+    games = [g for g in games[:scan] if _being_played(g, audiences[g.id], now)]
+    games.sort(key=lambda g: -(_rating_of(g) or 0))  # stable: most recent first within equal ratings
     games = games[:limit]
-    counts = presence.spectator_counts([g.id for g in games])
     controls = {g.time_control: TimeControl.parse(g.time_control) for g in games}
     return [{"id": g.id, "black": g.black_name, "white": g.white_name, "ply": g.ply,
-             "spectators": counts.get(g.id, 0), "control": g.time_control,
-             "label": controls[g.time_control].label(),
+             "spectators": audiences[g.id]["spectators"], "control": g.time_control,
+             "label": controls[g.time_control].label(), "rating": _rating_of(g),
              "black_computer": computer_level(g.black_player),
              "white_computer": computer_level(g.white_player)} for g in games]
 

@@ -1,15 +1,18 @@
 // Home page, "Play online" (#lobby): one lobby socket (/ws/lobby/), at most one seek.
 // The server pairs two seeks and sends {type: "paired", url}; the page then goes to the game.
 // The protocol is in docs/protocol.md ("Lobby socket"). Stable element ids for tests:
-// #play-online, #seek-cancel, #seek-status, #seek-count; #seek-range shows a rated seek's rating
-// and the range of ratings it accepts now (it widens while the seek waits).
+// .quick-seek[data-control] (one click seeks that control), #seek-rated and #seek-ballot (toggles the
+// browser remembers), #custom-seek (the dialog: #seek-pool, #play-online), #seek-cancel, #seek-status,
+// #seek-count; #seek-range shows a rated seek's rating and the range of ratings it accepts now (it
+// widens while the seek waits).
 
 import { GameSocket, socketUrl } from './socket.js';
 import { fmt, gettext, ngettext } from './i18n.js';
+import { SeekList, rangeNote, rangeView } from './seeklist.js';
 
 const MESSAGES = {
   connecting: gettext('Connecting…'),
-  ready: gettext('Press Play online to meet the next player looking for a game.'),
+  ready: gettext('Press a time control to meet the next player looking for it, or play someone below.'),
   requesting: gettext('Joining the pool…'),
   seeking: gettext('Looking for an opponent…'),
   cancelling: gettext('Cancelling…'),
@@ -38,6 +41,38 @@ export function ratingRange(range, ms) {
   return Math.min(Number(range.max), Number(range.start) + Number(range.step) * steps);
 }
 
+/** The localStorage key of the quick-pairing toggles ({rated, ballot}). */
+export const CHOICES_KEY = 'checkers.lobby.choices';
+
+/** The toggles remembered by this browser: {rated: bool, ballot: bool} (both false when unknown). */
+export function loadChoices(storage) {
+  try {
+    const saved = JSON.parse((storage && storage.getItem(CHOICES_KEY)) || '{}');
+    return { rated: saved.rated === true, ballot: saved.ballot === true };
+  } catch (e) {
+    return { rated: false, ballot: false };
+  }
+}
+
+/** Remember the toggles (a browser that refuses storage simply forgets them). */
+export function saveChoices(storage, choices) {
+  try {
+    if (storage) storage.setItem(CHOICES_KEY, JSON.stringify({ rated: !!choices.rated, ballot: !!choices.ballot }));
+  } catch (e) {
+    /* private mode or full: nothing to keep */
+  }
+}
+
+/**
+ * The pool a seek of `control` goes to with the toggles {rated, ballot}: "5+0", "5+0-ballot",
+ * "5+0-rated", "5+0-ballot-rated"; untimed games are never rated.
+ */
+export function poolOf(control, choices) {
+  let pool = control + (choices.ballot ? '-ballot' : '');
+  if (choices.rated && control !== 'untimed') pool += '-rated';
+  return pool;
+}
+
 /** Only a path on this site (e.g. "/g/k3n8x2pq7a/") is followed, never another origin. */
 export function isSitePath(url) {
   return typeof url === 'string' && url.startsWith('/') && !url.startsWith('//') && !url.includes('\\');
@@ -51,6 +86,11 @@ export class Lobby {
   constructor(els, options) {
     this.els = els;
     this.pool = options.pool || 'untimed';
+    // The quick-pairing toggles ({rated, ballot}); rated only for a signed-in player.
+    this.choices = options.choices || { rated: false, ballot: false };
+    // The visible seeks and counters (a SeekList), fed by `watch`; this page's own seek id.
+    this.list = options.list || null;
+    this.seekId = null;
     this.counts = {};
     this.navigate = options.navigate || ((url) => window.location.assign(url));
     // idle | requesting | seeking | cancelling | paired
@@ -70,12 +110,32 @@ export class Lobby {
         cancelled: (msg) => this.onCancelled(msg),
         paired: (msg) => this.onPaired(msg),
         error: (msg) => this.onError(msg),
+        seeks: (msg) => this.list && this.list.onSeeks(msg),
+        counters: (msg) => this.list && this.list.onCounters(msg),
         pong: () => {},
       },
       { onState: (state, detail) => this.onConnection(state, detail) },
     );
-    els.play.addEventListener('click', () => this.seek());
+    els.play.addEventListener('click', () => this.seek(els.pool ? els.pool.value : this.control()));
     els.cancel.addEventListener('click', () => this.cancel());
+    for (const button of els.quick || []) {
+      button.addEventListener('click', () => this.seek(button.dataset.control));
+    }
+  }
+
+  /** The time control of `this.pool` ("5+0" for "5+0-ballot-rated"). */
+  control() {
+    return this.pool.replace(/-rated$/, '').replace(/-ballot$/, '');
+  }
+
+  /** Change the toggles (only while not seeking): the buttons' counts follow. */
+  choose(choices) {
+    if (this.state !== 'idle' && this.state !== 'paired') return false;
+    this.choices = { ...this.choices, ...choices };
+    this.pool = poolOf(this.control(), this.choices);
+    this.onPool({ pool: this.pool, waiting: this.counts[this.pool] || 0 });
+    this.render();
+    return true;
   }
 
   start() {
@@ -93,9 +153,26 @@ export class Lobby {
     this.render();
   }
 
-  seek() {
+  /** Play the listed seek `id` of `pool` ("5+0-rated") at once: the server pairs the two or says why not. */
+  playSeek(pool, id) {
     if (this.wanted || this.state === 'paired') return;
-    const message = { type: 'seek', pool: this.pool };
+    const message = { type: 'seek', pool: pool.replace(/-rated$/, ''), accept: id };
+    if (pool.endsWith('-rated')) message.rated = true;
+    if (this.els.name) message.name = this.els.name.value.trim();
+    if (!this.socket.send(message)) {
+      this.say(gettext('Not connected yet; try again in a moment.'), true);
+      return;
+    }
+    this.state = 'requesting';
+    this.say(MESSAGES.requesting);
+  }
+
+  /** Seek a game of time control `control` ("5+0", "untimed") with the toggles chosen. */
+  seek(control) {
+    if (this.wanted || this.state === 'paired') return;
+    this.pool = poolOf(control || this.control(), this.choices);
+    const message = { type: 'seek', pool: this.pool.replace(/-rated$/, '') };
+    if (this.pool.endsWith('-rated')) message.rated = true;
     // The home form's name box, even empty (then the guest name, as on every form).
     if (this.els.name) message.name = this.els.name.value.trim();
     if (!this.socket.send(message)) {
@@ -130,6 +207,7 @@ export class Lobby {
       return;
     }
     if (state === 'open') {
+      if (this.list) this.socket.send({ type: 'watch' });
       if (this.wanted) {
         // The seek went with the old connection: seek again.
         this.state = 'idle';
@@ -156,6 +234,7 @@ export class Lobby {
   onPool(msg) {
     this.socket.attempts = 0; // a working connection: reset the reconnect backoff
     this.counts[msg.pool] = Number(msg.waiting) || 0;
+    this.renderQuickCount(msg.pool);
     if (msg.pool !== this.pool) return;
     const n = Number(msg.waiting) || 0;
     this.els.count.textContent = String(n);
@@ -169,6 +248,10 @@ export class Lobby {
     this.startTimer();
     if (msg && msg.pool === this.pool) this.onPool(msg);
     if (msg && typeof msg.rating === 'number' && msg.range) this.rated = { rating: msg.rating, range: msg.range };
+    if (msg && msg.seek) {
+      this.seekId = msg.seek;
+      if (this.list) this.list.setMine(msg.seek);
+    }
     this.say(MESSAGES.seeking);
   }
 
@@ -211,6 +294,17 @@ export class Lobby {
     this.say(text, true);
   }
 
+  /** Show on the quick button of `pool` (when it is the pool the toggles choose) its waiting count. */
+  renderQuickCount(pool) {
+    for (const button of this.els.quick || []) {
+      if (poolOf(button.dataset.control, this.choices) !== pool) continue;
+      const n = this.counts[pool] || 0;
+      const badge = button.querySelector('.quick-waiting');
+      const text = n ? fmt(ngettext('%(n)s waiting', '%(n)s waiting', n), { n }) : '';
+      if (badge && badge.textContent !== text) badge.textContent = text;
+    }
+  }
+
   startTimer() {
     if (this.timer) return;
     this.timer = setInterval(() => this.render(), 1000);
@@ -221,6 +315,8 @@ export class Lobby {
     this.timer = null;
     this.startedAt = 0;
     this.rated = null;
+    this.seekId = null;
+    if (this.list) this.list.setMine(null);
   }
 
   render() {
@@ -238,6 +334,10 @@ export class Lobby {
         range = fmt(gettext('Rated: your rating %(rating)s; opponents from %(low)s to %(high)s'), {
           rating: this.rated.rating, low: Math.max(0, this.rated.rating - wide), high: this.rated.rating + wide,
         });
+        if (this.list) {
+          const mine = { id: this.seekId, rating: this.rated.rating, waitedMs: Date.now() - (this.startedAt || Date.now()) };
+          range += '. ' + rangeNote(rangeView(mine, this.rated.range, this.list.seeksOf(this.pool)));
+        }
       }
       if (this.els.range.textContent !== range) this.els.range.textContent = range;
       this.els.range.hidden = !range;
@@ -250,14 +350,55 @@ export class Lobby {
     cancel.hidden = !searching;
     cancel.disabled = this.state === 'cancelling';
     if (this.els.pool) this.els.pool.disabled = searching || this.state === 'paired';
+    for (const button of this.els.quick || []) {
+      button.disabled = !this.connected || searching || this.state === 'paired';
+      button.setAttribute('aria-pressed', String(searching && poolOf(button.dataset.control, this.choices) === this.pool));
+      this.renderQuickCount(poolOf(button.dataset.control, this.choices));
+    }
+    if (this.list) this.list.setEnabled(this.connected && !searching && this.state !== 'paired');
+    for (const box of [this.els.rated, this.els.ballot]) {
+      if (box && !box.dataset.locked) box.disabled = searching || this.state === 'paired';
+    }
   }
+}
+
+/** The seek list of the page (labels of the controls from the quick buttons and the custom dialog). */
+function seekList(root) {
+  const table = document.getElementById('seek-list');
+  if (!table) return null;
+  const labels = {};
+  for (const option of document.querySelectorAll('#seek-pool option')) labels[option.value] = option.textContent;
+  for (const button of root.querySelectorAll('.quick-seek[data-control]')) {
+    labels[button.dataset.control] = button.querySelector('.quick-control').textContent;
+  }
+  return new SeekList(
+    {
+      table,
+      body: table.querySelector('tbody'),
+      empty: document.getElementById('seek-list-empty'),
+      online: document.getElementById('online-count'),
+      playing: document.getElementById('playing-count'),
+    },
+    { labels, play: () => {} },
+  );
 }
 
 function boot() {
   const root = document.getElementById('lobby');
   const play = document.getElementById('play-online');
   const select = document.getElementById('seek-pool');
+  const rated = document.getElementById('seek-rated');
+  const ballot = document.getElementById('seek-ballot');
+  const dialog = document.getElementById('custom-seek');
   if (!root || !play) return;
+  const signedIn = root.dataset.signedIn === '1';
+  const remembered = loadChoices(window.localStorage);
+  const choices = { rated: signedIn && remembered.rated, ballot: remembered.ballot };
+  if (rated) {
+    rated.checked = choices.rated;
+    if (!signedIn) rated.dataset.locked = '1'; // a guest's stays disabled, with the reason beside it
+  }
+  if (ballot) ballot.checked = choices.ballot;
   const lobby = new Lobby(
     {
       root,
@@ -269,13 +410,32 @@ function boot() {
       range: document.getElementById('seek-range'),
       name: document.getElementById('id_name'),
       pool: select,
+      quick: Array.from(root.querySelectorAll('.quick-seek[data-control]')),
+      rated,
+      ballot,
     },
-    { wsPath: root.dataset.wsPath, pool: (select && select.value) || root.dataset.pool },
+    { wsPath: root.dataset.wsPath, pool: poolOf('untimed', choices), choices, list: seekList(root) },
   );
+  if (lobby.list) lobby.list.play = (pool, id) => lobby.playSeek(pool, id);
+  for (const box of [rated, ballot]) {
+    if (!box) continue;
+    box.addEventListener('change', () => {
+      if (!lobby.choose({ rated: !!(rated && rated.checked), ballot: !!(ballot && ballot.checked) })) {
+        box.checked = !box.checked;
+        return;
+      }
+      saveChoices(window.localStorage, lobby.choices);
+    });
+  }
   if (select) {
     select.addEventListener('change', () => {
-      if (!lobby.choosePool(select.value)) select.value = lobby.pool;
+      if (!lobby.choosePool(poolOf(select.value, lobby.choices))) select.value = lobby.control();
     });
+  }
+  if (dialog) {
+    document.getElementById('custom-seek-open').addEventListener('click', () => dialog.showModal());
+    document.getElementById('custom-seek-close').addEventListener('click', () => dialog.close());
+    play.addEventListener('click', () => dialog.close());
   }
   lobby.start();
   // For debugging in the console and for browser tests.

@@ -34,7 +34,8 @@ def test_a_game_played_in_spanish(new_context, server):
     expect(alice.locator("html")).to_have_attribute("lang", "es")
     expect(alice.locator("h1")).to_have_text("Jugar con un amigo")
     expect(alice.locator("#seek-status")).to_have_text(
-        "Pulsa Jugar en línea para enfrentarte al próximo jugador que busque partida.")
+        "Elige un control de tiempo para enfrentarte al próximo jugador que lo busque, "
+        "o juega contra alguien de abajo.")
     alice.get_by_label("Tu nombre").fill("Alicia")
     alice.locator("#id_color label", has_text="Negras (salen primero)").click()
     alice.locator("#create-game").click()

@@ -24,16 +24,17 @@ def sign_up(context, server, username: str):
     return page
 
 
-def test_a_guest_sees_the_rated_pools_closed(server, new_context):
+def test_a_guest_sees_rated_disabled_with_the_reason_beside_it(server, new_context):
     page = new_context().new_page()
     page.goto(server.url + "/")
-    expect(page.locator("#play-online")).to_be_enabled()
-    rated = page.locator("#rated-pools option")
-    assert rated.count() > 0
-    for i in range(rated.count()):
-        expect(rated.nth(i)).to_be_disabled()
-    expect(page.locator("#casual-pools option").first).to_be_enabled()
+    page.evaluate("() => localStorage.setItem('checkers.lobby.choices', '{\"rated\": true}')")
+    page.reload()
+    expect(page.locator('.quick-seek[data-control="5+0"]')).to_be_enabled()
+    expect(page.locator("#seek-rated")).to_be_disabled()
+    expect(page.locator("#seek-rated")).not_to_be_checked()  # a remembered choice gives a guest no rating
     expect(page.locator("#rated-pools-hint")).to_be_visible()
+    assert page.locator("#seek-rated").get_attribute("aria-describedby") == "rated-pools-hint"
+    expect(page.locator("#seek-ballot")).to_be_enabled()
 
 
 def test_two_accounts_meet_in_a_rated_pool(server, new_context):
@@ -42,13 +43,16 @@ def test_two_accounts_meet_in_a_rated_pool(server, new_context):
     ben = sign_up(new_context(), server, f"ben{tag}")
     for page in (ann, ben):
         expect(page.locator("#rated-pools-hint")).to_have_count(0)
-        page.select_option("#seek-pool", "5+0-rated")
-    ann.click("#play-online")
+        page.check("#seek-rated")
+    ann.click('.quick-seek[data-control="5+0"]')
     expect(ann.locator("#seek-status")).to_have_attribute("data-state", "seeking")
     expect(ann.locator("#seek-range")).to_contain_text("1500")
     expect(ann.locator("#seek-range")).to_contain_text("1400")
-    expect(ben.locator("#seek-count")).to_have_text("1")
-    ben.click("#play-online")
+    expect(ben.locator('.quick-seek[data-control="5+0"] .quick-waiting')).to_have_text("1 waiting")
+    ben.reload()  # the toggle is remembered by the browser
+    expect(ben.locator("#seek-rated")).to_be_checked()
+    expect(ben.locator('.quick-seek[data-control="5+0"]')).to_be_enabled()
+    ben.click('.quick-seek[data-control="5+0"]')
     ann.wait_for_url(re.compile(r"/g/[a-z0-9]+/$"))
     ben.wait_for_url(re.compile(r"/g/[a-z0-9]+/$"))
     assert ann.url == ben.url

@@ -301,8 +301,8 @@ async def test_timed_ballot_pool_plays_its_time_control_with_a_ballot(alice, bob
         await comm.disconnect()
 
 
-def test_home_page_offers_the_ballot_pools_and_the_opening_fields():
+def test_home_page_offers_the_ballot_toggle_and_the_opening_fields():
     page = Client().get("/").content.decode()
-    assert '<option value="untimed-ballot">Untimed, 3-move ballot</option>' in page
-    assert '<option value="3+2-ballot">3+2 (3 min + 2 s a move), 3-move ballot</option>' in page
+    assert 'id="seek-ballot"' in page  # every pool of "Play online" has a ballot twin: one toggle
+    assert '<option value="3+2">3+2 (3 min + 2 s a move)</option>' in page
     assert 'name="opening"' in page and 'id="computer-opening"' in page and 'id="computer-ballot"' in page

@@ -10,8 +10,7 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
 from checkers_site.asgi import application
-from game.lobby.groups import player_group, pool_group
-from game.lobby.pairing import POOLS
+from game.lobby.groups import POOLS_GROUP, player_group
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -42,7 +41,7 @@ def memberships(groups: list[str]) -> int:
 
 
 async def test_a_lobby_socket_failing_while_it_connects_leaves_its_groups(alice):
-    groups = [player_group(alice.player_id), *(pool_group(pool) for pool in POOLS)]
+    groups = [player_group(alice.player_id), POOLS_GROUP]
     before = await asyncio.to_thread(memberships, groups)
     comm = WebsocketCommunicator(closing_transport(application), "/ws/lobby/", headers=alice.headers())
     connected, _ = await comm.connect(timeout=5)

@@ -314,8 +314,9 @@ async def test_two_accounts_in_range_get_a_rated_game_with_their_ratings(pools):
     a, b = await open_lobby(ann), await open_lobby(ben)
     await a.send_json_to({"type": "seek", "pool": "5+0", "rated": True, "name": "not used"})
     first = await next_message(a)
-    assert first == {"type": "seeking", "pool": RATED, "waiting": 1, "rating": 1612,
+    assert first == {"type": "seeking", "pool": RATED, "waiting": 1, "rating": 1612, "seek": first["seek"],
                      "range": {"start": 100, "step": 50, "step_s": 5, "max": 500}}, first
+    assert len(first["seek"]) == 32
     await b.send_json_to({"type": "seek", "pool": RATED})
     second = await next_message(b)
     assert second["type"] == "seeking" and second["rating"] == 1500

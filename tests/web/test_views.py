@@ -194,7 +194,7 @@ def test_live_games_lists_active_games_only():
     actions.create_game("c" * 32, "carol", "B")  # waiting: not listed
     data = Client().get("/games/live").json()
     assert data == {"games": [{"id": active.id, "black": "alice", "white": "bob", "ply": 0,
-                               "spectators": 0, "control": "untimed", "label": "Untimed",
+                               "spectators": 0, "control": "untimed", "label": "Untimed", "rating": None,
                                "black_computer": None, "white_computer": None}]}
     assert Client().get("/g/nosuchgame.pdn").status_code == 404
 
@@ -271,13 +271,15 @@ def test_live_games_leave_out_games_out_of_time_or_idle():
     moved = {"ply": 2, "fen": "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12"}
     listed = [
         game("untimed", started_s=60),
-        game("untimed", started_s=3600, idle_s=14 * 60),        # a move 14 minutes ago
+        game("untimed", started_s=3600, idle_s=4 * 60),         # a move 4 minutes ago
         game("5+0", started_s=20),                               # first move due within 30 s
         game("1+0", started_s=50, black_ms=60_000, **moved),     # 10 s left
-        game("1d", started_s=20 * 3600, black_ms=86_400_000, **moved),
-        game("7d", started_s=6 * 86400, black_ms=7 * 86_400_000, **moved),
+        game("1d", started_s=20 * 3600, idle_s=60, black_ms=86_400_000, **moved),
+        game("7d", started_s=6 * 86400, idle_s=120, black_ms=7 * 86_400_000, **moved),
     ]
     left_out = [
+        game("untimed", started_s=3600, idle_s=14 * 60),        # nobody has it open, no move for 14 minutes
+        game("1d", started_s=20 * 3600, black_ms=86_400_000, **moved),  # in time, but nobody is there
         game("untimed", started_s=16 * 60),                      # both players left
         game("untimed", started_s=3600, idle_s=20 * 60),
         game("5+0", started_s=40),                               # nobody made the first move

@@ -1,16 +1,22 @@
-"""``manage.py housekeeping``: end waiting games nobody joined, clear stale presence and seeks.
+"""``manage.py housekeeping``: end waiting games nobody joined and untimed games both players left,
+clear stale presence and seeks.
 
 Run it every hour or so (``deploy/systemd/checkers-housekeeping.timer``, or cron: docs/deploy.md,
 "Production"); it is safe to run at any time and from any machine of the site, and twice at
 once. It prints what it did, e.g.::
 
     housekeeping: aborted 3 waiting games never joined (created before 2025-01-01 12:00 UTC)
+    housekeeping: ended 2 untimed games deserted by both players as abandoned (idle since 2025-01-01 12:00 UTC)
     housekeeping: removed 5 stale presence entries
     housekeeping: removed 2 expired seeks
 
 - A game still waiting for an opponent ``--waiting-after`` after it was created (default 24h) is
   aborted through the actions (:func:`game.round.actions.abort_unjoined`: row lock, version
   bump), and its ``update`` event is published, so its creator's open page shows the end.
+- An untimed game in play with nothing done in it for ``--deserted-after`` (default 24h) that
+  neither player has open is ended as abandoned, a draw on both players' record
+  (:func:`game.round.actions.abandon_deserted`), and its ``update`` event published.  The home
+  page's "Games being played now" stops listing such a game as soon as its players have left.
 - Presence (:func:`game.round.presence.sweep`) and the seek pools
   (:meth:`game.lobby.pools.Matchmaker.sweep`) lose the entries of sockets whose server process
   died. Both expire by themselves too; this keeps Redis tidy in between.
@@ -67,11 +73,16 @@ class Command(BaseCommand):
         parser.add_argument("--waiting-after", type=duration, default=duration("24h"), metavar="AGE",
                             help="abort games waiting for an opponent longer than this (90s, 30m, "
                                  "24h, 7d; default 24h)")
+        parser.add_argument("--deserted-after", type=duration, default=duration("24h"), metavar="AGE",
+                            help="end as abandoned the untimed games idle this long that neither player "
+                                 "has open (default 24h)")
         parser.add_argument("--dry-run", action="store_true", help="report only; change nothing")
 
-    def handle(self, *args, waiting_after: timedelta, dry_run: bool, verbosity: int = 1, **options) -> None:
+    def handle(self, *args, waiting_after: timedelta, dry_run: bool, verbosity: int = 1,
+               deserted_after: timedelta | None = None, **options) -> None:
         would = "would " if dry_run else ""
         failures: list[str] = []
+        self.end_deserted(deserted_after or duration("24h"), dry_run, verbosity)
 
         cutoff = timezone.now() - waiting_after
         stale = list(Game.objects.filter(status=Game.Status.WAITING, created_at__lt=cutoff)
@@ -111,6 +122,31 @@ class Command(BaseCommand):
             self.stderr.write(f"housekeeping: {failure}")
         if failures:
             raise CommandError("housekeeping: not everything could be done (see above)")
+
+    def end_deserted(self, deserted_after: timedelta, dry_run: bool, verbosity: int) -> None:
+        """End as abandoned the untimed games in play idle for ``deserted_after`` that neither player has
+        open (:func:`game.round.actions.abandon_deserted` checks each again under its row lock)."""
+        cutoff = timezone.now() - deserted_after
+        idle = list(Game.objects.filter(status=Game.Status.ACTIVE, time_control="untimed", updated_at__lt=cutoff)
+                    .order_by("updated_at").values_list("id", flat=True))
+        present = presence.audiences(idle)
+        idle = [game_id for game_id in idle if not any(present[game_id]["online"].values())]
+        ended = []
+        for game_id in idle:
+            if dry_run:
+                ended.append(game_id)
+                continue
+            try:
+                progress = actions.abandon_deserted(game_id, cutoff)
+            except ActionError:
+                continue  # moved, opened or ended since the query, or presence unknown
+            ended.append(game_id)
+            fanout.publish_sync(game_id, progress.events)
+        verb = "would end" if dry_run else "ended"
+        self.report(f"{verb} {len(ended)} untimed games deserted by both players as abandoned "
+                    f"(idle since {cutoff:%Y-%m-%d %H:%M} UTC)")
+        if verbosity > 1 and ended:
+            self.report("  " + " ".join(ended))
 
     def report(self, line: str) -> None:
         self.stdout.write(f"housekeeping: {line}")

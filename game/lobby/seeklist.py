@@ -1,0 +1,124 @@
+"""The seeks everyone can see, and the lobby's counters: players online, games in play.
+
+A lobby socket that sends ``watch`` (every home page does) joins the group :data:`SEEKS_GROUP` and
+is sent every pool's waiting seeks at once (``seeks``), then each pool's again whenever it changes
+(:func:`push`, called with the pool's count push, so a burst of changes to a pool costs one read
+and one group message every 0.25 s per process), and all of them with the counters every 10 s
+(the seeks of a dead process expire silently).  Only what a page shows leaves the server: the seek's
+id (to play it), name, rating and how long it has waited; never a player id or a channel name.
+
+The counters: games in play (:func:`game.round.reads.seated_in_play`: any activity in the last 15
+minutes, correspondence within its days) and players online, the people seated in those games and
+those with a home page open (each lobby socket marks its player in a Redis sorted set every 10 s,
+for :data:`ONLINE_TTL_S`).  Both are read at most once every :data:`COUNTERS_TTL_S` per process
+and shared by its sockets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import weakref
+
+from django.conf import settings
+
+from game.lobby import pools
+from game.lobby.groups import layer
+from game.lobby.pairing import POOLS, Seek
+from game.round import reads
+from game.sockets import in_db_thread
+
+log = logging.getLogger(__name__)
+
+#: The channel-layer group of the lobby sockets that show the seeks.
+SEEKS_GROUP = "lobby.seeks"
+#: Seeks shown of one pool at most, oldest first.
+LIST_LIMIT = 30
+#: Seconds a player counts as online after their home page last said so.
+ONLINE_TTL_S = 30
+#: Seconds the counters read by one process are reused.
+COUNTERS_TTL_S = 5.0
+
+#: Seconds the seeks of every pool read by one process for its sockets' refreshes are reused (a change
+#: to a pool reaches the pages at once by :func:`push` all the same).
+LISTS_TTL_S = 2.0
+
+_shared_reads: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def public(seek: Seek, now_us: int) -> dict:
+    """What pages see of ``seek`` at ``now_us`` (µs, the Redis clock of its ``since``):
+    ``{"id": str, "name": str, "rating": int | None, "waited_ms": int}``."""
+    return {"id": seek.id, "name": seek.name, "rating": seek.rating,
+            "waited_ms": max(0, (now_us - seek.since) // 1000)}
+
+
+async def lists(pool_ids) -> dict[str, list[dict]]:
+    """The visible seeks of each of ``pool_ids``: ``{pool id: [public seek, ...]}``, oldest first, at
+    most :data:`LIST_LIMIT` each, in one round trip.  Raises
+    :class:`game.lobby.pools.MatchmakingUnavailable`."""
+    read = await pools.from_settings().listing(pool_ids, LIST_LIMIT)
+    return {pool: [public(seek, now_us) for seek in seeks] for pool, (now_us, seeks) in read.items()}
+
+
+async def push(pool: str) -> None:
+    """Send the seeks of ``pool`` to every socket of :data:`SEEKS_GROUP` (``lobby.seeks``).  Raises
+    :class:`game.lobby.pools.MatchmakingUnavailable` and the channel layer's errors."""
+    await layer().group_send(SEEKS_GROUP, {"type": "lobby.seeks", "pools": await lists([pool])})
+
+
+def _online_key() -> str:
+    return f"{{{settings.MATCHMAKING_PREFIX}:online}}:players"
+
+
+async def mark_online(player_id: str) -> None:
+    """Count ``player_id`` as online for :data:`ONLINE_TTL_S` seconds.  A Redis failure is logged."""
+    client = pools.from_settings().client
+    try:
+        key = _online_key()
+        await client.zadd(key, {player_id: time.time() + ONLINE_TTL_S})
+        await client.expire(key, ONLINE_TTL_S * 2)
+    except Exception as exc:  # noqa: BLE001 - a counter is not worth more than a log line
+        log.warning("lobby: could not mark %s online: %s", player_id, exc)
+
+
+async def read_counters() -> dict:
+    """The counters read now (:func:`counters` reuses them a while)."""
+    client = pools.from_settings().client
+    now = time.time()
+    try:
+        await client.zremrangebyscore(_online_key(), "-inf", now)
+        on_home = {p.decode() if isinstance(p, bytes) else str(p)
+                   for p in await client.zrangebyscore(_online_key(), now, "+inf")}
+    except Exception as exc:  # noqa: BLE001 - the page then shows the games only
+        log.warning("lobby: could not read who is online: %s", exc)
+        on_home = set()
+    games, seated = await in_db_thread(reads.seated_in_play)()
+    return {"type": "counters", "online": len(on_home | seated), "playing": games}
+
+
+async def _shared(name: str, ttl_s: float, read) -> dict:
+    """``await read()``, reused by this process's sockets (its event loop) for ``ttl_s`` seconds."""
+    loop = asyncio.get_running_loop()
+    state = _shared_reads.setdefault(loop, {}).setdefault(name, {"at": 0.0, "value": None, "lock": asyncio.Lock()})
+    async with state["lock"]:
+        if state["value"] is None or time.monotonic() - state["at"] > ttl_s:
+            state["value"] = await read()
+            state["at"] = time.monotonic()
+        return dict(state["value"])
+
+
+async def counters() -> dict:
+    """``{"type": "counters", "online": int, "playing": int}``: players online and games in play,
+    read at most once every :data:`COUNTERS_TTL_S` seconds by this process (its event loop)."""
+    return await _shared("counters", COUNTERS_TTL_S, read_counters)
+
+
+async def everything() -> list[dict]:
+    """The messages a watching page is sent on ``watch`` and every 10 s: ``seeks`` of every pool of
+    :data:`game.lobby.pairing.POOLS` (read at most once every :data:`LISTS_TTL_S` seconds by this
+    process, so its sockets' refreshes cost one pipelined read, not one each), then ``counters``.
+    Raises :class:`game.lobby.pools.MatchmakingUnavailable`."""
+    every = await _shared("lists", LISTS_TTL_S, lambda: lists(POOLS))
+    return [{"type": "seeks", "pools": every}, await counters()]
