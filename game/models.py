@@ -124,7 +124,9 @@ class Game(models.Model):
 
     class Meta:
         indexes = [
-            models.Index(fields=["status", "-updated_at"]),
+            # No index holds a column a move changes (updated_at, the clocks, the position): a
+            # move's UPDATE then stays HOT (migration 0011, docs/scaling.md).
+            models.Index(fields=["status", "-created_at"], name="game_game_status_created"),
             models.Index(fields=["black_player", "-created_at"]),
             models.Index(fields=["white_player", "-created_at"]),
         ]

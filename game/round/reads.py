@@ -153,7 +153,7 @@ LIVE_LIST_IDLE_S = 15 * 60
 
 
 def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, Any]]:
-    """The games being played now (as of ``now``, default the current time), most recently active first.
+    """The games being played now (as of ``now``, default the current time), most recently started first.
 
     Left out, though still stored as in play until someone opens them (the server decides
     clocks lazily): timed games whose side to move is out of time or, in a live game, has let its
@@ -161,7 +161,10 @@ def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, A
     no activity for :data:`LIVE_LIST_IDLE_S` (15 minutes); correspondence games, which move
     slowly, are listed as long as their side to move is within its days for the move (no activity
     for longer than that means it is out of time).  One query (a second only when more than
-    ``limit`` of the games it read were out of time), then the clocks are checked in Python.
+    ``limit`` of the games it read were out of time), then the clocks are checked in Python.  The
+    query walks the ``(status, -created_at)`` index and checks ``updated_at`` on the rows it reads:
+    no index holds ``updated_at``, which every move changes, so that a move's update stays HOT
+    (``docs/scaling.md``).
 
     Returns ``[{"id": str, "black": str, "white": str, "ply": int, "spectators": int,
     "control": str, "label": str, "black_computer": int | None, "white_computer": int | None}]``
@@ -174,7 +177,7 @@ def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, A
     for text in CORRESPONDENCE:
         days = TimeControl.parse(text).days or 0
         recent |= Q(time_control=text, updated_at__gte=now - timedelta(days=days))
-    rows = (Game.objects.filter(recent, status=Game.Status.ACTIVE).order_by("-updated_at")
+    rows = (Game.objects.filter(recent, status=Game.Status.ACTIVE).order_by("-created_at")
             .only("id", "black_name", "white_name", "black_player", "white_player", "ply",
                   "time_control", "status", "fen",
                   "black_ms", "white_ms", "turn_started_at", "updated_at"))
