@@ -15,7 +15,8 @@ Environment variables:
 ``DATABASE_POOL_SIZE``      PostgreSQL connections one server process may hold (default 20; they
                             are pooled: every request and game socket borrows one and gives it back).
 ``DATABASE_POOL_TIMEOUT``   seconds to wait for a pooled connection before giving up (default 3).
-``DATABASE_LOCK_TIMEOUT_MS`` PostgreSQL ``lock_timeout``: ms a statement waits for a lock (5000).
+``DATABASE_LOCK_TIMEOUT_MS`` PostgreSQL ``lock_timeout``: ms a transaction waits for a row lock (5000),
+                            set per transaction (``SET LOCAL``, ``game/locks.py``).
 ``REDIS_URL``               e.g. ``redis://127.0.0.1:6379/0`` (default: the embedded
                             server on ``127.0.0.1:$EMBEDDED_REDIS_PORT``, 6380 unless set).
 ``REDIS_CLUSTER_URL``       a Redis Cluster for the game events (sharded pub/sub), presence, admission,
@@ -170,7 +171,8 @@ TEMPLATES = [
     },
 ]
 
-#: ms a statement waits for a row lock (PostgreSQL's lock_timeout), and how long the game sockets
+#: ms a transaction waits for a row lock (PostgreSQL's lock_timeout, set in each transaction that
+#: may wait for one: game/locks.py), and how long the game sockets
 #: keep trying an action whose game row another transaction holds (game/round/round.py, Round.run).
 DATABASE_LOCK_TIMEOUT_MS = env.int("DATABASE_LOCK_TIMEOUT_MS", default=5000)
 
@@ -191,11 +193,9 @@ else:
     # No test round trip per checkout: a dead connection fails its request at once and the pool
     # is swept (checkers_site/dbpool.py).
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
-    # A transaction waiting longer than this for a row lock fails ("unavailable") instead of
-    # holding one of the game sockets' database threads for as long as another holds the lock.
-    DATABASES["default"].setdefault("OPTIONS", {})["options"] = \
-        f"-c lock_timeout={DATABASE_LOCK_TIMEOUT_MS}"
-    DATABASES["default"]["OPTIONS"]["pool"] = {
+    # No start-up options: PgBouncer in transaction pooling refuses them (or ignores them). The
+    # lock_timeout is set in each transaction that waits for a row lock (game/locks.py).
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": 2, "max_size": env.int("DATABASE_POOL_SIZE", default=20),
         # Seconds a request or socket waits for a connection before its action fails as
         # "unavailable" (all in use, or the database unreachable).

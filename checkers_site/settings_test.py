@@ -25,8 +25,8 @@ from .settings import *  # noqa: F403 - after the environment above
 # run by one test drains its own worker's queues only.  Its servers and workers inherit the URL.
 if os.environ.get("CHECKERS_TEST_WORKER") and not os.environ.get("RQ_REDIS_URL"):
     _number = 1 + int("".join(filter(str.isdigit, os.environ["CHECKERS_TEST_WORKER"])) or 0) % 15
-    os.environ["RQ_REDIS_URL"] = urlparse(REDIS_URL)._replace(path=f"/{_number}").geturl()  # noqa: F405
-    for _queue in RQ_QUEUES.values():  # noqa: F405
+    os.environ["RQ_REDIS_URL"] = urlparse(REDIS_URL)._replace(path=f"/{_number}").geturl()
+    for _queue in RQ_QUEUES.values():
         _queue["URL"] = os.environ["RQ_REDIS_URL"]
 
 # Hashed static file names need collectstatic; the tests read the files where they are.
