@@ -287,6 +287,12 @@ GAME_SESSION_RATE_LIMIT = env("GAME_SESSION_RATE_LIMIT", default="40/second;900/
 #: each pinging every 20 s (13 a second) and playing a move every 7 s, or a dozen players of a
 #: household in bullet games, stay under it; 120 throwaway sessions sending 40 a second each do not.
 GAME_ADDRESS_RATE_LIMIT = env("GAME_ADDRESS_RATE_LIMIT", default="100/second;3000/minute")
+#: Websocket handshakes one server process works on at once (the others wait their turn), and the
+#: seconds one may wait before it is answered 4503 ("busy", the page retries with back-off): well
+#: under Daphne's --websocket_connect_timeout, past which a handshake is dropped unanswered
+#: (checkers_site/connect_gate.py).
+WEBSOCKET_HANDSHAKES_AT_ONCE = env.int("WEBSOCKET_HANDSHAKES_AT_ONCE", default=32)
+WEBSOCKET_SHED_AFTER_S = env.float("WEBSOCKET_SHED_AFTER_S", default=3.0)
 #: Game sockets one session, and one client address, may hold open across every server process
 #: (counted in Redis, game/round/admission.py); more are closed with code 4429. 0: no limit.
 GAME_SOCKETS_PER_SESSION = env.int("GAME_SOCKETS_PER_SESSION", default=16)
