@@ -23,6 +23,7 @@ their games are not slowed by the queue: they never pass through it again.
 from __future__ import annotations
 
 import asyncio
+import collections
 from typing import Any
 
 from django.conf import settings
@@ -34,29 +35,71 @@ CLOSE_BUSY = 4503
 BUSY_REASON = "busy: too many sockets opening at once, try again"
 
 
+class Turns:
+    """At most ``limit`` turns at a time, given first come first served; a waiter not given one
+    within its wait is told so.  No ``wait_for`` around a semaphore: a turn given as the wait ran
+    out would be lost for good (the semaphore's count down one each time)."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.running = 0
+        self.waiting: collections.deque[asyncio.Future[bool]] = collections.deque()
+
+    async def take(self, wait_s: float) -> bool:
+        """Wait up to ``wait_s`` seconds for a turn: True with one (to :meth:`give_back`), False without."""
+        if self.running < self.limit and not self.waiting:
+            self.running += 1
+            return True
+        loop = asyncio.get_running_loop()
+        turn: asyncio.Future[bool] = loop.create_future()
+        self.waiting.append(turn)
+
+        def too_late() -> None:
+            if not turn.done():
+                turn.set_result(False)
+
+        timer = loop.call_later(wait_s, too_late)
+        try:
+            return await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled() and turn.result():
+                self.give_back()     # given as its task was cancelled: the next one's
+            raise
+        finally:
+            timer.cancel()
+
+    def give_back(self) -> None:
+        """End a turn: the first waiter still waiting gets it."""
+        self.running -= 1
+        while self.waiting:
+            turn = self.waiting.popleft()
+            if not turn.done():
+                self.running += 1
+                turn.set_result(True)
+                return
+
+
 class ConnectGate:
     """ASGI middleware around the websocket application (see the module docstring).  HTTP and
     every other scope pass straight through."""
 
     def __init__(self, application: Any):
         self.application = application
-        self._turns: asyncio.Semaphore | None = None
+        self._turns: Turns | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def turns(self) -> asyncio.Semaphore:
-        """The semaphore of this event loop (a server has one loop; each test has its own)."""
+    def turns(self) -> Turns:
+        """The turns of this event loop (a server has one loop; each test has its own)."""
         loop = asyncio.get_running_loop()
         if self._turns is None or self._loop is not loop:
-            self._turns, self._loop = asyncio.Semaphore(settings.WEBSOCKET_HANDSHAKES_AT_ONCE), loop
+            self._turns, self._loop = Turns(settings.WEBSOCKET_HANDSHAKES_AT_ONCE), loop
         return self._turns
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
         if scope["type"] != "websocket":
             return await self.application(scope, receive, send)
         turns = self.turns()
-        try:
-            await asyncio.wait_for(turns.acquire(), settings.WEBSOCKET_SHED_AFTER_S)
-        except TimeoutError:
+        if not await turns.take(settings.WEBSOCKET_SHED_AFTER_S):
             return await self._shed(scope, receive, send)
         held = True
 
@@ -64,7 +107,7 @@ class ConnectGate:
             nonlocal held
             if held:
                 held = False
-                turns.release()
+                turns.give_back()
 
         async def watching(message: dict[str, Any]) -> None:
             if message["type"] in ("websocket.accept", "websocket.close"):

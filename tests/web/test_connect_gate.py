@@ -93,3 +93,29 @@ async def test_a_handshake_that_fails_gives_its_turn_back():
     results = await asyncio.gather(first.task, second.task, return_exceptions=True)
     assert isinstance(results[0], RuntimeError)
     assert log == ["a", "b"] and second.sent == [{"type": "websocket.accept"}]
+
+
+@override_settings(WEBSOCKET_HANDSHAKES_AT_ONCE=1, WEBSOCKET_SHED_AFTER_S=0.05)
+async def test_turns_are_never_lost_whatever_the_timing_of_the_sheds():
+    """Many handshakes shed while one holds the only turn, some of them as the turn is given back:
+    afterwards the gate still has its one turn (a new handshake goes straight in)."""
+    log: list[str] = []
+    go = {f"h{i}": asyncio.Event() for i in range(40)}
+    gate = ConnectGate(application(go, log))
+    shakes = []
+    for i in range(40):
+        shakes.append(Handshake(gate, f"h{i}", log))
+        if i % 4 == 0:
+            for name in list(go):
+                go[name].set()
+        await asyncio.sleep(0.01)
+    for name in go:
+        go[name].set()
+    await asyncio.gather(*(s.task for s in shakes))
+    turns = gate.turns()
+    assert (turns.running, len([w for w in turns.waiting if not w.done()])) == (0, 0)
+    late = Handshake(gate, "late", log)
+    go["late"] = asyncio.Event()
+    go["late"].set()
+    await late.task
+    assert late.sent == [{"type": "websocket.accept"}]
