@@ -35,6 +35,8 @@ Environment variables:
 ``ANALYSIS_WORKERS``        the analysis board's own engine workers (default 1).
 ``ANALYSIS_MAX_WAITING``    analysis searches that may wait before the board answers busy (2).
 ``GAME_SOCKETS_PER_SESSION``, ``GAME_SOCKETS_PER_ADDRESS`` game sockets open at once (16, 256).
+``WEBSOCKET_HANDSHAKES_AT_ONCE`` websocket handshakes one process works on at once (32); the others wait,
+                            and one that waited ``WEBSOCKET_SHED_AFTER_S`` (3) is closed 4503 (busy).
 ``GAME_SESSION_RATE_LIMIT`` messages of all of a session's game sockets (``40/second;900/minute``).
 ``GAME_ADDRESS_RATE_LIMIT`` messages of all of a client address's game sockets (``100/second;3000/minute``).
 ``ANALYSIS_RATE_LIMIT_SESSION``, ``ANALYSIS_RATE_LIMIT_ADDRESS``, ``GAME_CREATE_RATE_LIMIT_SESSION``,
