@@ -134,7 +134,8 @@ class Tracker:
     @property
     def open(self) -> bool:
         """Whether this process has an outage window open now."""
-        return any(w.end is None for w in list(self._local.values()))
+        with self._lock:
+            return any(w.end is None for w in self._local.values())
 
     def begin(self, cause: str, games: Iterable[str]) -> int:
         """Open a window as of now for ``games`` (ids) because of ``cause`` (``"subscription"``,
@@ -179,10 +180,9 @@ class Tracker:
         the event loop), the last ones read are used."""
         if read and self.due() and not _on_event_loop():
             self.read_others()
-        found = [w.pause for w in self._others.of(game_id) if w.touches(game_id, since)]
-        if self._local:
-            with self._lock:
-                found += [w.pause for w in self._local.values() if w.touches(game_id, since)]
+        with self._lock:    # the others are updated by whichever thread reads them
+            found = [w.pause for w in self._others.of(game_id) if w.touches(game_id, since)]
+            found += [w.pause for w in self._local.values() if w.touches(game_id, since)]
         return tuple(found)
 
     def due(self) -> bool:
@@ -209,15 +209,16 @@ class Tracker:
         except Exception as exc:  # noqa: BLE001 - no database here and now: the last windows read
             log.debug("outage windows not read: %s", exc)
             return
-        self._read_wall = now
         stale = now - timedelta(seconds=HEARTBEAT_S * STALE_HEARTBEATS)
-        for pk, start, seen, end, games in rows:
-            if end is None and seen < stale:
-                end = seen + timedelta(seconds=HEARTBEAT_S)   # its process died during the outage
-            self._others.put(pk, Window(start, end, set(games.split()) if games else None))
-            self._last_pk = max(self._last_pk, pk)
-        for pk in [pk for pk, w in self._others.rows.items() if w.end is not None and w.end < horizon]:
-            self._others.drop(pk)
+        with self._lock:
+            self._read_wall = now
+            for pk, start, seen, end, games in rows:
+                if end is None and seen < stale:
+                    end = seen + timedelta(seconds=HEARTBEAT_S)   # its process died during the outage
+                self._others.put(pk, Window(start, end, set(games.split()) if games else None))
+                self._last_pk = max(self._last_pk, pk)
+            for pk in [pk for pk, w in self._others.rows.items() if w.end is not None and w.end < horizon]:
+                self._others.drop(pk)
 
     def _write(self, op: str, key: int, at: datetime, games: str) -> None:
         self._writes.put((op, key, at, games))
