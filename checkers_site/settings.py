@@ -15,7 +15,8 @@ Environment variables:
 ``DATABASE_POOL_SIZE``      PostgreSQL connections one server process may hold (default 20; they
                             are pooled: every request and game socket borrows one and gives it back).
 ``DATABASE_POOL_TIMEOUT``   seconds to wait for a pooled connection before giving up (default 3).
-``DATABASE_LOCK_TIMEOUT_MS`` PostgreSQL ``lock_timeout``: ms a statement waits for a lock (5000).
+``DATABASE_LOCK_TIMEOUT_MS`` PostgreSQL ``lock_timeout``: ms a transaction waits for a row lock (5000),
+                            set per transaction (``SET LOCAL``, ``game/locks.py``).
 ``REDIS_URL``               e.g. ``redis://127.0.0.1:6379/0`` (default: the embedded
                             server on ``127.0.0.1:$EMBEDDED_REDIS_PORT``, 6380 unless set).
 ``REDIS_CLUSTER_URL``       a Redis Cluster for the game events (sharded pub/sub), presence, admission,
@@ -34,6 +35,8 @@ Environment variables:
 ``ANALYSIS_WORKERS``        the analysis board's own engine workers (default 1).
 ``ANALYSIS_MAX_WAITING``    analysis searches that may wait before the board answers busy (2).
 ``GAME_SOCKETS_PER_SESSION``, ``GAME_SOCKETS_PER_ADDRESS`` game sockets open at once (16, 256).
+``WEBSOCKET_HANDSHAKES_AT_ONCE`` websocket handshakes one process works on at once (32); the others wait,
+                            and one that waited ``WEBSOCKET_SHED_AFTER_S`` (3) is closed 4503 (busy).
 ``GAME_SESSION_RATE_LIMIT`` messages of all of a session's game sockets (``40/second;900/minute``).
 ``GAME_ADDRESS_RATE_LIMIT`` messages of all of a client address's game sockets (``100/second;3000/minute``).
 ``ANALYSIS_RATE_LIMIT_SESSION``, ``ANALYSIS_RATE_LIMIT_ADDRESS``, ``GAME_CREATE_RATE_LIMIT_SESSION``,
@@ -174,7 +177,8 @@ TEMPLATES = [
     },
 ]
 
-#: ms a statement waits for a row lock (PostgreSQL's lock_timeout), and how long the game sockets
+#: ms a transaction waits for a row lock (PostgreSQL's lock_timeout, set in each transaction that
+#: may wait for one: game/locks.py), and how long the game sockets
 #: keep trying an action whose game row another transaction holds (game/round/round.py, Round.run).
 DATABASE_LOCK_TIMEOUT_MS = env.int("DATABASE_LOCK_TIMEOUT_MS", default=5000)
 
@@ -195,11 +199,9 @@ else:
     # No test round trip per checkout: a dead connection fails its request at once and the pool
     # is swept (checkers_site/dbpool.py).
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
-    # A transaction waiting longer than this for a row lock fails ("unavailable") instead of
-    # holding one of the game sockets' database threads for as long as another holds the lock.
-    DATABASES["default"].setdefault("OPTIONS", {})["options"] = \
-        f"-c lock_timeout={DATABASE_LOCK_TIMEOUT_MS}"
-    DATABASES["default"]["OPTIONS"]["pool"] = {
+    # No start-up options: PgBouncer in transaction pooling refuses them (or ignores them). The
+    # lock_timeout is set in each transaction that waits for a row lock (game/locks.py).
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": 2, "max_size": env.int("DATABASE_POOL_SIZE", default=20),
         # Seconds a request or socket waits for a connection before its action fails as
         # "unavailable" (all in use, or the database unreachable).
@@ -291,6 +293,12 @@ GAME_SESSION_RATE_LIMIT = env("GAME_SESSION_RATE_LIMIT", default="40/second;900/
 #: each pinging every 20 s (13 a second) and playing a move every 7 s, or a dozen players of a
 #: household in bullet games, stay under it; 120 throwaway sessions sending 40 a second each do not.
 GAME_ADDRESS_RATE_LIMIT = env("GAME_ADDRESS_RATE_LIMIT", default="100/second;3000/minute")
+#: Websocket handshakes one server process works on at once (the others wait their turn), and the
+#: seconds one may wait before it is answered 4503 ("busy", the page retries with back-off): well
+#: under Daphne's --websocket_connect_timeout, past which a handshake is dropped unanswered
+#: (checkers_site/connect_gate.py).
+WEBSOCKET_HANDSHAKES_AT_ONCE = env.int("WEBSOCKET_HANDSHAKES_AT_ONCE", default=32)
+WEBSOCKET_SHED_AFTER_S = env.float("WEBSOCKET_SHED_AFTER_S", default=3.0)
 #: Game sockets one session, and one client address, may hold open across every server process
 #: (counted in Redis, game/round/admission.py); more are closed with code 4429. 0: no limit.
 GAME_SOCKETS_PER_SESSION = env.int("GAME_SOCKETS_PER_SESSION", default=16)

@@ -35,3 +35,9 @@ class ActionError(Exception):
 def no_such_game() -> ActionError:
     """The refusal ``no_such_game``."""
     return ActionError("no_such_game", _("There is no such game."))
+
+
+def busy() -> ActionError:
+    """The refusal ``busy``: the game's row stayed held elsewhere for longer than the site waits
+    (``DATABASE_LOCK_TIMEOUT_MS``)."""
+    return ActionError("busy", _("The game is busy right now; nothing was changed. Try again in a moment."))

@@ -124,7 +124,9 @@ class Game(models.Model):
 
     class Meta:
         indexes = [
-            models.Index(fields=["status", "-updated_at"]),
+            # No index holds a column a move changes (updated_at, the clocks, the position): a
+            # move's UPDATE then stays HOT (migration 0011, docs/scaling.md).
+            models.Index(fields=["status", "-created_at"], name="game_game_status_created"),
             models.Index(fields=["black_player", "-created_at"]),
             models.Index(fields=["white_player", "-created_at"]),
         ]
@@ -241,13 +243,16 @@ class DeliveryOutage(models.Model):
     ``instance`` names the server process (a random id of its run); ``started_at`` when the
     trouble began; ``seen_at`` the last time the process said it was still on (every few
     seconds); ``ended_at`` when delivery resumed (None while it lasts, or when the process died
-    first: then the window ends at its last ``seen_at``).  No clock is charged for these times.
+    first: then the window ends at its last ``seen_at``); ``games`` the ids of the games whose
+    events it held up, separated by spaces (empty: every game).  No clock of those games is
+    charged for these times.
     """
 
     instance = models.CharField(max_length=32)
     started_at = models.DateTimeField()
     seen_at = models.DateTimeField()
     ended_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    games = models.TextField(blank=True, default="")
 
     def __str__(self):
         return f"{self.instance} {self.started_at:%Y-%m-%d %H:%M:%S} - {self.ended_at or '...'}"

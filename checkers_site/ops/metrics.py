@@ -89,6 +89,8 @@ moves_stored = Counter("checkers_moves_stored", "Moves stored, by the game row t
 moves_on_kept_row = moves_stored.labels("kept")
 moves_on_locked_row = moves_stored.labels("locked")
 keepalives_answered = Counter("checkers_keepalives_answered", "Game pages' pings answered by the websocket transport.")
+handshakes_shed = Counter("checkers_websocket_handshakes_shed", "Websocket handshakes answered 4503 (busy) after "
+                          "waiting WEBSOCKET_SHED_AFTER_S for their turn (checkers_site/connect_gate.py).")
 gc_pause = Histogram("checkers_gc_pause_seconds", "Pauses of Python's garbage collector, by generation.",
                      ["generation"], buckets=GC_BUCKETS)
 open_sockets = Gauge("checkers_open_sockets", "Open websockets by kind.", ["kind"],

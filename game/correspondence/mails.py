@@ -30,6 +30,7 @@ from django.urls import reverse
 from django.utils import timezone, translation
 
 from game.clock import CORRESPONDENCE
+from game.locks import wait_for_locks_at_most
 from game.models import Account, Game, TurnNotice
 from game.round import outages
 
@@ -142,6 +143,7 @@ def confirmed_address():
 
 def _mail_account(account_pk: int, games: list[Waiting], now: datetime, digest: bool) -> int:
     with transaction.atomic():
+        wait_for_locks_at_most()
         account = (Account.objects.select_for_update().select_related("user")
                    .filter(pk=account_pk, turn_emails=True).filter(Exists(confirmed_address())).first())
         if account is None or not account.user.email:

@@ -25,6 +25,7 @@ from django.utils.translation import gettext_lazy as _
 
 from game import rules
 from game.errors import ActionError
+from game.locks import wait_for_locks_at_most
 from game.models import Account
 from game.ratings import glicko
 
@@ -141,6 +142,7 @@ def play(player_id: str, puzzle_id: str, text: Any, step: Any = None, streak: bo
     if not isinstance(text, str) or not text or len(text) > 80:
         raise ActionError("bad_request", _("Send the move as text, e.g. 22-18."))
     with transaction.atomic():
+        wait_for_locks_at_most()
         puzzle = get(puzzle_id)
         rated = not streak and is_account(player_id)
         if rated:

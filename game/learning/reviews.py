@@ -28,6 +28,7 @@ from django.utils.translation import gettext_lazy as _
 
 from game import rules
 from game.errors import ActionError, no_such_game
+from game.locks import wait_for_locks_at_most
 from game.models import Game, Move, is_game_id
 
 from . import judge
@@ -88,6 +89,7 @@ def request_review(game_id: str, player_id: str) -> Review:
     """
     game = _reviewable(game_id)
     with transaction.atomic():
+        wait_for_locks_at_most()
         review = Review.objects.select_for_update().filter(game_id=game.id).first()
         if review is not None and not _lost(review):
             return review

@@ -21,6 +21,7 @@ from django.utils.translation import gettext_lazy as _
 
 from game.clock import TimeControl
 from game.errors import ActionError
+from game.locks import wait_for_locks_at_most
 from game.models import Account, Game, Rating, RatingChange
 from game.players import is_computer
 from game.ratings import glicko, links, playban
@@ -163,6 +164,7 @@ def _locked_rows(ids: list[str], category: str) -> dict[str, Rating]:
     """Both players' Rating rows of ``category``, made if missing and locked in the order of
     ``ids`` (sorted player ids)."""
     Rating.objects.bulk_create([Rating(player_id=pid, category=category) for pid in ids], ignore_conflicts=True)
+    wait_for_locks_at_most()
     rows = {row.player_id: row for row in
             Rating.objects.select_for_update().filter(category=category, player_id__in=ids).order_by("player_id")}
     for pid in ids:

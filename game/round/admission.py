@@ -2,24 +2,29 @@
 
 A session's sockets (and an address's) may land on different server
 processes, so the count lives in Redis: each open game socket is a member of
-the sorted sets ``{<prefix>:sockets}:session:<player id>`` and
-``{<prefix>:sockets}:address:<address>``, named ``<instance>:<socket id>`` (the
+the sorted sets ``<prefix>:sockets:session:<player id>`` and
+``<prefix>:sockets:address:<address>``, named ``<instance>:<socket id>`` (the
 instance: the server process's run, :data:`INSTANCE`) and scored with the time
 (Unix seconds) at which it expires.  :func:`admit` adds it when the socket
 opens, unless the session already holds ``GAME_SOCKETS_PER_SESSION`` sockets
-or the address ``GAME_SOCKETS_PER_ADDRESS`` (one atomic script);
-:func:`release` removes them when the socket closes.
+or the address ``GAME_SOCKETS_PER_ADDRESS`` (one atomic script per set, both
+at once; a socket refused by one set is taken out of the other);
+:func:`release` removes them when the socket closes.  The keys have no hash
+tag: on a Redis Cluster each session's and each address's set sits in a slot
+of its own, so the counts spread over every shard instead of one.
 
 The server keeps its own sockets' entries, whatever the page sends: each
 process renews every entry of its open sockets about every :data:`RENEW_EVERY_S`
 seconds, a slice with each heartbeat (they live :data:`SOCKET_TTL_S`), so a page that stops its pings
 still counts for every socket it holds.  And each process says it is alive
-in ``{<prefix>:sockets}:instances`` (its instance scored with the time its
+in ``<prefix>:sockets:instances`` (its instance scored with the time its
 heartbeat expires, renewed every :data:`HEARTBEAT_S` seconds, living
-:data:`INSTANCE_TTL_S`): the entries of an instance whose heartbeat expired
-(a server process killed, or frozen) no longer count, and :func:`admit`
-removes them, so a dead process's sockets stop counting within seconds
-instead of holding the client's places for a minute.
+:data:`INSTANCE_TTL_S`; written before its first socket is counted): the
+entries of an instance whose heartbeat expired (a server process killed, or
+frozen) no longer count, and :func:`admit` removes them when it finds a set
+full (reading the live instances then, and only then), so a dead process's
+sockets stop counting within seconds instead of holding the client's places
+for a minute.
 
 A limit of 0 counts nothing.  When Redis cannot answer, the socket is let in
 (and a warning logged): honest players are never refused for a failure of
@@ -97,40 +102,21 @@ class Refusals:
 #: This process's recent refusals.
 refusals = Refusals()
 
-# KEYS[1] the session's set, KEYS[2] the address's set, KEYS[3] the live instances; ARGV: the
-# entry (instance:socket id), now, expiry, session limit, address limit (0: not counted), key
-# lifetime, this instance, its heartbeat's expiry.  An entry whose instance has no live heartbeat
-# is removed (looked at only when a set is full: the usual admission costs no scan).
-# Returns 0 when admitted (and added to each counted set), 1 over the session's limit, 2 over the address's.
+# KEYS[1] one set (a session's or an address's); ARGV: the entry (instance:socket id), now,
+# expiry, limit, key lifetime, then the entries to remove first (those of dead instances).
+# Returns nil when admitted (the entry added), else every entry of the full set (the caller looks
+# for dead instances among them: the usual admission costs no scan and reads no other key).
 _ADMIT = """
-local now = tonumber(ARGV[2])
-redis.call('ZADD', KEYS[3], ARGV[8], ARGV[7])
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-redis.call('EXPIRE', KEYS[3], 86400)
-local limits = {tonumber(ARGV[4]), tonumber(ARGV[5])}
-for i = 1, 2 do
-  if limits[i] > 0 then
-    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now)
-    if redis.call('ZCARD', KEYS[i]) >= limits[i] then
-      for _, entry in ipairs(redis.call('ZRANGE', KEYS[i], 0, -1)) do
-        local instance = string.match(entry, '^([^:]+):')
-        if instance and not redis.call('ZSCORE', KEYS[3], instance) then
-          redis.call('ZREM', KEYS[i], entry)
-        end
-      end
-      if redis.call('ZCARD', KEYS[i]) >= limits[i] then
-        return i
-      end
-    end
-  end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[2]))
+for i = 6, #ARGV do
+  redis.call('ZREM', KEYS[1], ARGV[i])
 end
-for i = 1, 2 do
-  if limits[i] > 0 then
-    redis.call('ZADD', KEYS[i], ARGV[3], ARGV[1])
-    redis.call('EXPIRE', KEYS[i], ARGV[6])
-  end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
+  return redis.call('ZRANGE', KEYS[1], 0, -1)
 end
-return 0
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+return false
 """
 
 _clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -155,14 +141,13 @@ class Ticket:
     keys: tuple[str, ...]
 
 
-def _tag() -> str:
-    """The hash tag of every key of the socket counts: one admission's script reads a session's,
-    an address's and the instances' keys, which must share one slot of a Redis Cluster."""
-    return f"{{{settings.REDIS_PREFIX}:sockets}}"
+def _base() -> str:
+    """The start of every key of the socket counts (no hash tag: each key has a slot of its own)."""
+    return f"{settings.REDIS_PREFIX}:sockets"
 
 
 def _instances_key() -> str:
-    return f"{_tag()}:instances"
+    return f"{_base()}:instances"
 
 
 class Keeper:
@@ -175,6 +160,18 @@ class Keeper:
     def __init__(self) -> None:
         self.tickets: set[Ticket] = set()
         self.task: asyncio.Task[None] | None = None
+        #: Until when (Unix seconds) the process's last heartbeat written says it is alive.
+        self.alive_until = 0.0
+
+    async def register(self) -> None:
+        """Write the process's heartbeat now if the last one written is about to expire: before
+        a socket of it is counted, so that no other process takes its entries for a dead one's.
+        Raises ``redis_cluster.ERRORS``."""
+        now = time.time()
+        if self.alive_until - now > HEARTBEAT_S:
+            return
+        await _client().zadd(_instances_key(), {INSTANCE: now + INSTANCE_TTL_S})
+        self.alive_until = now + INSTANCE_TTL_S
 
     def add(self, ticket: Ticket) -> None:
         self.tickets.add(ticket)
@@ -198,6 +195,8 @@ class Keeper:
             try:
                 pipe = _client().pipeline(transaction=False)
                 pipe.zadd(_instances_key(), {INSTANCE: now + INSTANCE_TTL_S})
+                pipe.zremrangebyscore(_instances_key(), "-inf", now)
+                pipe.expire(_instances_key(), 86400)
                 for ticket in renewed:
                     for key in ticket.keys:
                         pipe.zadd(key, {ticket.socket_id: now + SOCKET_TTL_S})
@@ -208,6 +207,7 @@ class Keeper:
                     log.warning("socket limits unavailable: heartbeat failed: %s", exc)
                 failing = True
                 continue
+            self.alive_until = now + INSTANCE_TTL_S
             failing = False
 
 
@@ -223,7 +223,7 @@ def _keeper() -> Keeper:
 
 
 def _keys(player_id: str | None, address: str | None, kind: str) -> tuple[str | None, str | None]:
-    prefix = _tag() + ("" if kind == "game" else f":{kind}")
+    prefix = _base() + ("" if kind == "game" else f":{kind}")
     return (f"{prefix}:session:{player_id}" if player_id else None,
             f"{prefix}:address:{address}" if address else None)
 
@@ -245,40 +245,78 @@ async def admit(socket_id: str, player_id: str | None, address: str | None,
     session from ``address`` (either may be None: not counted).
 
     Returns ``(ticket, None)`` when admitted (the ticket for :func:`refresh` and :func:`release`)
-    and ``(None, OVER_SESSION or OVER_ADDRESS)`` when a limit is reached.  When Redis fails:
-    ``(None, None)``, admitted without being counted.
+    and ``(None, OVER_SESSION or OVER_ADDRESS)`` when a limit is reached (the session's first).
+    When Redis fails: ``(None, None)``, admitted without being counted.
     """
     session_key, address_key = _keys(player_id, address, kind)
     per_session, per_address = limits_of(kind)
-    session_limit = per_session if session_key else 0
-    address_limit = per_address if address_key else 0
-    if session_limit <= 0 and address_limit <= 0:
+    counted = [(key, limit, reason) for key, limit, reason in
+               ((session_key, per_session, OVER_SESSION), (address_key, per_address, OVER_ADDRESS))
+               if key and limit > 0]
+    if not counted:
         return None, None
     # Refused a moment ago here: refused again without a round trip to Redis.
-    if session_key and session_limit > 0 and refusals.holds(session_key):
-        return None, OVER_SESSION
-    if address_key and address_limit > 0 and refusals.holds(address_key):
-        return None, OVER_ADDRESS
-    now = time.time()
-    keys = (session_key or f"{_tag()}:-", address_key or f"{_tag()}:-")
+    for key, _limit, reason in counted:
+        if refusals.holds(key):
+            return None, reason
     entry = f"{INSTANCE}:{socket_id}"
     try:
-        over = await _client().eval(_ADMIT, 3, *keys, _instances_key(), entry, now, now + SOCKET_TTL_S,
-                                    max(session_limit, 0), max(address_limit, 0), SOCKET_TTL_S * 2,
-                                    INSTANCE, now + INSTANCE_TTL_S)
+        await _keeper().register()
+        answers = await asyncio.gather(*(_admit_one(key, entry, limit) for key, limit, _ in counted),
+                                       return_exceptions=True)
     except redis_cluster.ERRORS as exc:
-        log.warning("socket limits unavailable, socket admitted uncounted: %s", exc)
-        return None, None
-    if over == 1:
-        refusals.note(keys[0])
-        return None, OVER_SESSION
-    if over == 2:
-        refusals.note(keys[1])
-        return None, OVER_ADDRESS
-    counted = tuple(key for key, limit in zip(keys, (session_limit, address_limit), strict=True) if limit > 0)
-    ticket = Ticket(entry, counted)
+        answers = [exc]
+    failed = next((a for a in answers if isinstance(a, BaseException)), None)
+    if failed is not None and not isinstance(failed, redis_cluster.ERRORS):
+        raise failed
+    admitted = tuple(key for (key, _, _), answer in zip(counted, answers, strict=False) if answer is True)
+    refused = next((reason for (key, _, reason), answer in zip(counted, answers, strict=False)
+                    if answer is False), None)
+    if failed is not None or refused is not None:
+        await _remove(entry, admitted)        # counted in one set only: taken out again
+        if failed is not None:
+            log.warning("socket limits unavailable, socket admitted uncounted: %s", failed)
+            return None, None
+        for key, _, reason in counted:
+            if reason == refused:
+                refusals.note(key)
+        return None, refused
+    ticket = Ticket(entry, admitted)
     _keeper().add(ticket)
     return ticket, None
+
+
+async def _admit_one(key: str, entry: str, limit: int) -> bool:
+    """Add ``entry`` to the set ``key`` unless it holds ``limit`` live entries: whether it did.  A
+    full set is looked at once more without the entries of instances whose heartbeat expired.
+    Raises ``redis_cluster.ERRORS``."""
+    now = time.time()
+    args = (entry, now, now + SOCKET_TTL_S, limit, SOCKET_TTL_S * 2)
+    full = await _client().eval(_ADMIT, 1, key, *args)
+    if full is None:
+        return True
+    live = {_text(i) for i in await _client().zrangebyscore(_instances_key(), now, "+inf")} | {INSTANCE}
+    dead = [e for e in map(_text, full) if e.split(":", 1)[0] not in live]
+    if not dead:
+        return False
+    return await _client().eval(_ADMIT, 1, key, *args, *dead) is None
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+async def _remove(entry: str, keys: tuple[str, ...]) -> None:
+    """Take ``entry`` out of the sets ``keys`` (logs when Redis fails: it expires)."""
+    if not keys:
+        return
+    try:
+        pipe = _client().pipeline(transaction=False)
+        for key in keys:
+            pipe.zrem(key, entry)
+        await pipe.execute()
+    except redis_cluster.ERRORS as exc:
+        log.warning("socket limits unavailable: %s", exc)
 
 
 async def refresh(ticket: Ticket) -> None:
@@ -300,13 +338,7 @@ async def release(ticket: Ticket) -> None:
     session and address are no longer refused without asking Redis (:data:`refusals`)."""
     _keeper().discard(ticket)
     refusals.forget(ticket.keys)
-    try:
-        pipe = _client().pipeline(transaction=False)
-        for key in ticket.keys:
-            pipe.zrem(key, ticket.socket_id)
-        await pipe.execute()
-    except redis_cluster.ERRORS as exc:
-        log.warning("socket limits unavailable: %s", exc)
+    await _remove(ticket.socket_id, ticket.keys)
 
 
 class SessionRates:

@@ -49,7 +49,7 @@ def claim(game_id: str, player_id: str | None, draw: bool, now: datetime | None 
         except presence.PresenceUnavailable:
             raise ActionError("presence_unavailable",
                               _("Cannot tell whether your opponent is connected; try again.")) from None
-        away = away_s(away)
+        away = away_s(away, game.id)
         if away < limit:
             left = max(1, round(limit - away))
             raise ActionError("opponent_present", lazy_text(_("Your opponent can still come back: "
@@ -69,16 +69,16 @@ def claim(game_id: str, player_id: str | None, draw: bool, now: datetime | None 
     return progress
 
 
-def away_s(offline_s: float, now: datetime | None = None) -> float:
+def away_s(offline_s: float, game_id: str, now: datetime | None = None) -> float:
     """The seconds of an absence of ``offline_s`` seconds up to ``now`` (default the current time)
-    that count towards a claim: all but those during which game events could not be delivered
-    (:mod:`game.round.outages`): a page that heard nothing may have been closed, or shut out,
+    that count towards a claim: all but those during which the events of the game ``game_id``
+    could not be delivered (:mod:`game.round.outages`): a page that heard nothing may have been closed, or shut out,
     by the outage itself."""
     if offline_s <= 0:
         return 0.0
     now = now or timezone.now()
     left_at = now - timedelta(seconds=offline_s)
-    return max(0.0, offline_s - paused_ms(outages.pauses(), left_at, now) / 1000)
+    return max(0.0, offline_s - paused_ms(outages.pauses(game_id, left_at), left_at, now) / 1000)
 
 
 def claim_win(game_id: str, player_id: str | None, now: datetime | None = None) -> Progress:

@@ -1,35 +1,39 @@
-"""Times during which game events could not be delivered, stored so that no clock charges them.
+"""Times during which a game's events could not be delivered, stored so that no clock charges them.
 
-Game events travel through Redis (:mod:`game.round.fanout`).  While a server
-process has lost its subscription to them, or holds events it could not
-publish, some pages do not hear of moves: a player's turn may have begun
-without the player knowing.  Such a time is an *outage window* of that process.
-The database, which the moves need anyway, keeps every process's windows
-(:class:`game.models.DeliveryOutage`), and every clock's verdict leaves their
-union out of the time it charges (:attr:`game.clock.Clock.pauses`): a turn
-is charged only for the time during which every process could deliver.  The
-same goes for a live game's first move (30 s) and for the absence before a
-claim (:mod:`game.round.claims`).
+Game events travel through Redis (:mod:`game.round.fanout`).  While a server process has lost
+its subscription to some games' events, or holds a game's events it could not publish, some
+pages do not hear of those games' moves: a player's turn may have begun without the player
+knowing.  Such a time is an *outage window*, and it belongs to the games it touched: a lost
+subscription's window to the games that line of the process reads (one shard's games on a Redis
+Cluster, every game of the process on a single Redis), widened to any game that joins the line
+while it is down; a failed publish's window to that one game.  The database keeps every
+process's windows (:class:`game.models.DeliveryOutage`, the games in ``games``), and a clock's
+verdict leaves out only the windows that touch its game and end after its turn began
+(:attr:`game.clock.Clock.pauses`): a failover of one shard pauses that shard's games, not the
+site's.  The same goes for a live game's first move (30 s) and for the absence before a claim
+(:mod:`game.round.claims`).
 
-One :data:`tracker` per process.  :meth:`Tracker.begin` and :meth:`Tracker.end`
-are called with a cause (``"subscription"``, ``"republish"``); the window is open
-while any cause is.  They only note the time in memory (the process's own
-verdicts credit it at once) and hand the write to a thread of the tracker, which
-also renews the open window's ``seen_at`` every :data:`HEARTBEAT_S` seconds: a
-process killed during an outage leaves a window that ends at its last sign of
-life.  Other processes' windows are read from the database at most every
-:data:`READ_EVERY_S` seconds.
+One :data:`tracker` per process.  :meth:`Tracker.begin` opens a window (a cause, the games) and
+:meth:`Tracker.end` closes it.  They only note the time in memory (the process's own verdicts
+credit it at once) and hand the write to a thread of the tracker, which also renews each open
+window's ``seen_at`` every :data:`HEARTBEAT_S` seconds: a process killed during an outage leaves a
+window that ends at its last sign of life.  Other processes' windows are read from the database at
+most every :data:`READ_EVERY_S` seconds, and only what changed since the last read (new windows,
+open ones, those ended since), into an index by game.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import queue
 import threading
 import time
 import uuid
-from collections import Counter, deque
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import close_old_connections, connection
@@ -49,6 +53,64 @@ READ_EVERY_S = 1.0
 KEEP_S = 8 * 86400
 #: An open window whose process has not renewed it for this many heartbeats is a dead process's.
 STALE_HEARTBEATS = 3
+#: Seconds by which another process's clock may run behind ours: a window it ended that long
+#: before our last read is read again.
+SKEW_S = 60.0
+
+
+@dataclass
+class Window:
+    """One outage window: ``start``, ``end`` (None while open), ``games`` (the ids it touches;
+    None: every game, as the windows stored without games say)."""
+
+    start: datetime
+    end: datetime | None
+    games: set[str] | None
+
+    def touches(self, game_id: str, since: datetime | None) -> bool:
+        """Whether this window can change the verdict of ``game_id``'s clock counted from ``since``."""
+        return ((self.games is None or game_id in self.games)
+                and (since is None or self.end is None or self.end >= since))
+
+    @property
+    def pause(self) -> Pause:
+        return (self.start, self.end)
+
+
+def games_text(games: set[str] | None) -> str:
+    """``games`` as stored: ids separated by spaces (``""``: every game)."""
+    return " ".join(sorted(games)) if games is not None else ""
+
+
+class _Others:
+    """The other processes' windows as last read, indexed by game: ``{row id: Window}``."""
+
+    def __init__(self) -> None:
+        self.rows: dict[int, Window] = {}
+        self.by_game: dict[str, dict[int, Window]] = {}
+        self.everywhere: dict[int, Window] = {}
+
+    def put(self, pk: int, window: Window) -> None:
+        self.drop(pk)
+        self.rows[pk] = window
+        if window.games is None:
+            self.everywhere[pk] = window
+        for game_id in window.games or ():
+            self.by_game.setdefault(game_id, {})[pk] = window
+
+    def drop(self, pk: int) -> None:
+        old = self.rows.pop(pk, None)
+        if old is None:
+            return
+        self.everywhere.pop(pk, None)
+        for game_id in old.games or ():
+            windows = self.by_game.get(game_id, {})
+            windows.pop(pk, None)
+            if not windows:
+                self.by_game.pop(game_id, None)
+
+    def of(self, game_id: str) -> Iterable[Window]:
+        return itertools.chain(self.everywhere.values(), self.by_game.get(game_id, {}).values())
 
 
 class Tracker:
@@ -60,57 +122,68 @@ class Tracker:
     def __init__(self) -> None:
         self.instance = uuid.uuid4().hex
         self._lock = threading.Lock()
-        self._causes: Counter[str] = Counter()
-        self._local: list[list[datetime | None]] = []   # [start, end or None], this process's
-        self._others: tuple[Pause, ...] = ()
+        self._keys = itertools.count(1)
+        self._local: dict[int, Window] = {}      # this process's, by key
+        self._others = _Others()
         self._read_at = float("-inf")
-        self._writes: queue.SimpleQueue[tuple[str, datetime]] = queue.SimpleQueue()
+        self._read_wall: datetime | None = None   # when the others were last read (None: never)
+        self._last_pk = 0
+        self._writes: queue.SimpleQueue[tuple[str, int, datetime, str]] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
 
     @property
     def open(self) -> bool:
         """Whether this process has an outage window open now."""
-        return bool(self._causes)
-
-    def begin(self, cause: str) -> None:
-        """One more reason (``cause``) for which this process cannot deliver events; the first one
-        opens a window as of now.  Never blocks (the database write is the tracker's thread's)."""
         with self._lock:
-            self._causes[cause] += 1
-            if sum(self._causes.values()) == 1:
-                start = timezone.now()
-                self._local.append([start, None])
-                self._write("open", start)
+            return any(w.end is None for w in self._local.values())
 
-    def end(self, cause: str) -> None:
-        """One reason ``cause`` is over (no error if there was none); when none is left the window
-        ends now."""
+    def begin(self, cause: str, games: Iterable[str]) -> int:
+        """Open a window as of now for ``games`` (ids) because of ``cause`` (``"subscription"``,
+        ``"republish"``); returns its key for :meth:`widen` and :meth:`end`.  Never blocks (the
+        database write is the tracker's thread's)."""
+        start = timezone.now()
+        window = Window(start, None, set(games))
         with self._lock:
-            if self._causes[cause] <= 0:
-                self._causes.pop(cause, None)
+            horizon = start - timedelta(seconds=KEEP_S)
+            for key in [k for k, w in self._local.items() if w.end is not None and w.end < horizon]:
+                del self._local[key]
+            key = next(self._keys)
+            self._local[key] = window
+            self._write("open", key, start, games_text(window.games))
+        log.debug("outage window %d opened (%s, %d games)", key, cause, len(window.games or ()))
+        return key
+
+    def widen(self, key: int, game_id: str) -> None:
+        """The open window ``key`` touches ``game_id`` too (a game that joined the line while it is
+        down); nothing if the window has ended or already has it."""
+        with self._lock:
+            window = self._local.get(key)
+            if window is None or window.end is not None or window.games is None or game_id in window.games:
                 return
-            self._causes[cause] -= 1
-            if not self._causes[cause]:
-                del self._causes[cause]
-            if not self._causes and self._local and self._local[-1][1] is None:
-                end = timezone.now()
-                self._local[-1][1] = end
-                self._write("close", end)
+            window.games.add(game_id)
+            self._write("games", key, window.start, games_text(window.games))
 
-    def pauses(self, read: bool = True) -> tuple[Pause, ...]:
-        """Every window of the last :data:`KEEP_S` seconds, this process's and the others' (an open
-        one with ``end`` None), for :class:`game.clock.Clock`.  With ``read``, reads the others'
-        from the database first when due (at most every :data:`READ_EVERY_S` seconds); without it,
-        or when it cannot (no database, or called on the event loop), the last ones read are used."""
+    def end(self, key: int) -> None:
+        """The window ``key`` ends now (nothing if it has ended already)."""
+        with self._lock:
+            window = self._local.get(key)
+            if window is None or window.end is not None:
+                return
+            window.end = timezone.now()
+            self._write("close", key, window.end, "")
+
+    def pauses(self, game_id: str, since: datetime | None = None, read: bool = True) -> tuple[Pause, ...]:
+        """The windows that touch ``game_id`` and end at ``since`` or later (None: whenever), this
+        process's and the others' (an open one with ``end`` None), for :class:`game.clock.Clock`.
+        With ``read``, reads the others' changes from the database first when due (at most every
+        :data:`READ_EVERY_S` seconds); without it, or when it cannot (no database, or called on
+        the event loop), the last ones read are used."""
         if read and self.due() and not _on_event_loop():
             self.read_others()
-        if not self._local:
-            return self._others      # the usual case, on every clock: no window of this process
-        with self._lock:
-            horizon = timezone.now() - timedelta(seconds=KEEP_S)
-            self._local = [w for w in self._local if w[1] is None or w[1] >= horizon]
-            local = tuple((start, end) for start, end in self._local if start is not None)
-        return local + self._others
+        with self._lock:    # the others are updated by whichever thread reads them
+            found = [w.pause for w in self._others.of(game_id) if w.touches(game_id, since)]
+            found += [w.pause for w in self._local.values() if w.touches(game_id, since)]
+        return tuple(found)
 
     def due(self) -> bool:
         """Whether the other processes' windows are due to be read again (the last read was
@@ -119,69 +192,82 @@ class Tracker:
         return time.monotonic() >= self._read_at + READ_EVERY_S
 
     def read_others(self) -> None:
-        """Read the other processes' windows from the database now (the last ones read are kept
-        when it cannot be read).  Not on the event loop."""
+        """Read the other processes' windows that changed since the last read (all of the last
+        :data:`KEEP_S` seconds the first time): new ones, open ones, those ended since.  The last
+        ones read are kept when the database cannot be read.  Not on the event loop."""
         self._read_at = time.monotonic()
         now = timezone.now()
+        horizon = now - timedelta(seconds=KEEP_S)
+        if self._read_wall is None:
+            changed = Q(ended_at__isnull=True) | Q(ended_at__gte=horizon)
+        else:
+            changed = (Q(pk__gt=self._last_pk) | Q(ended_at__isnull=True)
+                       | Q(ended_at__gte=self._read_wall - timedelta(seconds=SKEW_S)))
         try:
-            rows = list(DeliveryOutage.objects
-                        .filter(Q(ended_at__isnull=True) | Q(ended_at__gte=now - timedelta(seconds=KEEP_S)))
-                        .exclude(instance=self.instance)
-                        .values_list("started_at", "seen_at", "ended_at"))
+            rows = list(DeliveryOutage.objects.filter(changed).exclude(instance=self.instance)
+                        .values_list("pk", "started_at", "seen_at", "ended_at", "games"))
         except Exception as exc:  # noqa: BLE001 - no database here and now: the last windows read
             log.debug("outage windows not read: %s", exc)
             return
         stale = now - timedelta(seconds=HEARTBEAT_S * STALE_HEARTBEATS)
-        others: list[Pause] = []
-        for start, seen, end in rows:
-            if end is None and seen < stale:
-                end = seen + timedelta(seconds=HEARTBEAT_S)   # its process died during the outage
-            others.append((start, end))
-        self._others = tuple(others)
+        with self._lock:
+            self._read_wall = now
+            for pk, start, seen, end, games in rows:
+                if end is None and seen < stale:
+                    end = seen + timedelta(seconds=HEARTBEAT_S)   # its process died during the outage
+                self._others.put(pk, Window(start, end, set(games.split()) if games else None))
+                self._last_pk = max(self._last_pk, pk)
+            for pk in [pk for pk, w in self._others.rows.items() if w.end is not None and w.end < horizon]:
+                self._others.drop(pk)
 
-    def _write(self, op: str, at: datetime) -> None:
-        self._writes.put((op, at))
+    def _write(self, op: str, key: int, at: datetime, games: str) -> None:
+        self._writes.put((op, key, at, games))
         if self._writer is None or not self._writer.is_alive():
             self._writer = threading.Thread(target=self._write_loop, name="outage-windows", daemon=True)
             self._writer.start()
 
     def _write_loop(self) -> None:
-        """The tracker's thread: stores the windows' openings, ends and heartbeats in order; what
-        could not be stored (the database down too) is tried again at the next heartbeat."""
-        row: int | None = None            # the stored window still open
-        pending: deque[tuple[str, datetime]] = deque()
+        """The tracker's thread: stores the windows' openings, games, ends and heartbeats in order;
+        what could not be stored (the database down too) is tried again at the next heartbeat."""
+        rows: dict[int, int] = {}           # window key: its stored row, while open
+        pending: deque[tuple[str, int, datetime, str]] = deque()
         while True:
             try:
-                pending.append(self._writes.get(timeout=HEARTBEAT_S if (row or pending) else None))
+                pending.append(self._writes.get(timeout=HEARTBEAT_S if (rows or pending) else None))
             except queue.Empty:
                 if not pending:
-                    pending.append(("seen", timezone.now()))
+                    pending.append(("seen", 0, timezone.now(), ""))
             try:
                 close_old_connections()
                 while pending:
-                    op, at = pending[0]
-                    if op == "open":
-                        row = DeliveryOutage.objects.create(instance=self.instance, started_at=at,
-                                                            seen_at=at).pk
-                        DeliveryOutage.objects.filter(ended_at__lt=at - timedelta(seconds=KEEP_S)).delete()
-                    elif row is not None and op == "close":
-                        DeliveryOutage.objects.filter(pk=row).update(ended_at=at, seen_at=at)
-                        row = None
-                    elif row is not None:
-                        DeliveryOutage.objects.filter(pk=row).update(seen_at=timezone.now())
+                    self._store(rows, *pending[0])
                     pending.popleft()
             except Exception as exc:  # noqa: BLE001 - the database is down too: try again at the next heartbeat
                 log.warning("could not store an outage window: %s", exc)
             finally:
                 connection.close()
 
+    def _store(self, rows: dict[int, int], op: str, key: int, at: datetime, games: str) -> None:
+        """One write of :meth:`_write_loop` (``op``: open, games, close or seen)."""
+        if op == "open":
+            rows[key] = DeliveryOutage.objects.create(instance=self.instance, started_at=at, seen_at=at,
+                                                      games=games).pk
+            DeliveryOutage.objects.filter(ended_at__lt=at - timedelta(seconds=KEEP_S)).delete()
+        elif op == "games" and key in rows:
+            DeliveryOutage.objects.filter(pk=rows[key]).update(games=games)
+        elif op == "close" and key in rows:
+            DeliveryOutage.objects.filter(pk=rows.pop(key)).update(ended_at=at, seen_at=at)
+        elif op == "seen" and rows:
+            DeliveryOutage.objects.filter(pk__in=list(rows.values())).update(seen_at=timezone.now())
+
     def reset(self) -> None:
-        """Forget every window and cause (tests: each starts with none)."""
+        """Forget every window (tests: each starts with none, and the others are read anew)."""
         with self._lock:
-            self._causes.clear()
             self._local.clear()
-            self._others = ()
+            self._others = _Others()
             self._read_at = float("-inf")
+            self._read_wall = None
+            self._last_pk = 0
 
 
 def _on_event_loop() -> bool:
@@ -197,13 +283,14 @@ def _on_event_loop() -> bool:
 tracker = Tracker()
 
 
-def pauses() -> tuple[Pause, ...]:
+def pauses(game_id: str, since: datetime | None = None) -> tuple[Pause, ...]:
     """:meth:`Tracker.pauses` of this process's :data:`tracker`."""
-    return tracker.pauses()
+    return tracker.pauses(game_id, since)
 
 
 def clock(game: Game, read: bool = True) -> Clock:
-    """``game``'s :class:`~game.clock.Clock` as stored, charging nobody for the outage windows
-    (:meth:`Tracker.pauses`; ``read``: the other processes' windows read first when due, as the
-    actions do; without it, those last read, as an event's state does, which reads nothing)."""
-    return Clock.of(game, tracker.pauses(read))
+    """``game``'s :class:`~game.clock.Clock` as stored, charging nobody for the outage windows that
+    touch the game during its current turn (:meth:`Tracker.pauses`; ``read``: the other processes'
+    windows read first when due, as the actions do; without it, those last read, as an event's
+    state does, which reads nothing)."""
+    return Clock.of(game, tracker.pauses(game.id, game.turn_started_at, read))

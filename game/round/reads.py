@@ -168,7 +168,7 @@ def seated_in_play(limit: int = 5000, now: datetime | None = None) -> tuple[int,
     player ids of the people seated in them (the computer left out): ``(games, {player id})``, from
     the ``limit`` most recently active.  One query."""
     rows = list(Game.objects.filter(_recent(now or timezone.now()), status=Game.Status.ACTIVE)
-                .order_by("-updated_at").values_list("black_player", "white_player")[:limit])
+                .order_by("-created_at").values_list("black_player", "white_player")[:limit])
     people = {player for row in rows for player in row if player and not player.startswith(COMPUTER_PREFIX)}
     return len(rows), people
 
@@ -196,10 +196,10 @@ def _rating_of(game: Game) -> int | None:
 
 def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, Any]]:
     """The games being played now (as of ``now``, default the current time), best rated first (the mean
-    of a rated game's two ratings; casual games after, each group most recently active first).
+    of a rated game's two ratings; casual games after, each group most recently started first).
 
     Read among the games in play with activity in the last :data:`LIVE_LIST_IDLE_S` (15 minutes;
-    correspondence: within their days for a move), at most ``4 * limit`` of the most recent; left
+    correspondence: within their days for a move), at most ``4 * limit`` of the most recently started; left
     out: timed games whose side to move is out of time or, in a live game, has let its first-move
     window pass (:meth:`game.clock.Clock.expiry`, from the stored clock: the server decides clocks
     lazily), and games nobody is playing (:func:`_being_played`: no move for
@@ -207,6 +207,9 @@ def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, A
     left is not listed even while spectators watch; ``manage.py housekeeping`` ends such games as
     abandoned after a while).  One query (a second only when many were out of time), then the clocks
     in Python, and who has them open in one Redis round trip (:func:`game.round.presence.audiences`).
+    The query walks the ``(status, -created_at)`` index and checks ``updated_at`` on the rows it reads:
+    no index holds ``updated_at``, which every move changes, so that a move's update stays HOT
+    (``docs/scaling.md``).
 
     Returns ``[{"id": str, "black": str, "white": str, "ply": int, "spectators": int,
     "control": str, "label": str, "rating": int | None, "black_computer": int | None,
@@ -214,7 +217,7 @@ def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, A
     for a seat it holds, else None); with Redis unreachable nobody counts as present.
     """
     now = now or timezone.now()
-    rows = (Game.objects.filter(_recent(now), status=Game.Status.ACTIVE).order_by("-updated_at")
+    rows = (Game.objects.filter(_recent(now), status=Game.Status.ACTIVE).order_by("-created_at")
             .only("id", "black_name", "white_name", "black_player", "white_player", "ply",
                   "time_control", "status", "fen", "black_rating", "white_rating",
                   "black_ms", "white_ms", "turn_started_at", "updated_at"))

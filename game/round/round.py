@@ -30,9 +30,8 @@ from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
 from django.conf import settings
-from django.utils.translation import gettext_lazy as _
 
-from game.errors import ActionError
+from game.errors import busy
 from game.round import actions
 from game.round.progress import Progress
 from game.round.records import Kept
@@ -141,7 +140,6 @@ class Round:
                 return await in_db_thread(without_waiting(call))()
             except RowBusy:
                 if loop.time() >= deadline:
-                    raise ActionError("busy", _("The game is busy right now; nothing was changed. "
-                                                "Try again in a moment.")) from None
+                    raise busy() from None
                 await asyncio.sleep(RETRY_S[min(attempt, len(RETRY_S) - 1)])
                 attempt += 1

@@ -28,7 +28,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from game import rules
-from game.errors import ActionError, no_such_game
+from game.errors import ActionError, busy, no_such_game
+from game.locks import wait_for_locks_at_most
 from game.models import Game, Move
 
 P = ParamSpec("P")
@@ -150,12 +151,16 @@ def never_waits() -> bool:
 
 @contextlib.contextmanager
 def _busy_when_held(key: str) -> Iterator[None]:
-    """Raise :class:`RowBusy` for the game ``key`` where a ``NOWAIT`` lock found its row held."""
+    """Raise :class:`RowBusy` for the game ``key`` where a ``NOWAIT`` lock found its row held
+    (within :func:`without_waiting`), and :class:`ActionError` ``busy`` where a waiting lock gave
+    up after ``lock_timeout`` (:func:`game.locks.wait_for_locks_at_most`)."""
     try:
         yield
     except OperationalError as exc:
         if getattr(exc.__cause__, "sqlstate", None) == LOCK_NOT_AVAILABLE:
-            raise RowBusy(key) from exc
+            if never_waits():
+                raise RowBusy(key) from exc
+            raise busy() from exc
         raise
 
 
@@ -166,7 +171,10 @@ def load_for_update(game_id: object) -> Game:
     no row locks: there the transaction holds the database's write lock from its
     ``BEGIN IMMEDIATE``).  Must run inside ``transaction.atomic()``; where rows lock, outside
     one raises ``TransactionManagementError``.  Within :func:`without_waiting` the lock is taken
-    ``NOWAIT`` and :class:`RowBusy` raised when another transaction holds the row (PostgreSQL).
+    ``NOWAIT`` and :class:`RowBusy` raised when another transaction holds the row (PostgreSQL);
+    outside it the transaction waits at most ``DATABASE_LOCK_TIMEOUT_MS`` (``SET LOCAL
+    lock_timeout``, :func:`game.locks.wait_for_locks_at_most`), then raises :class:`ActionError`
+    ``busy``.
     Raises :class:`ActionError` ``no_such_game``
     when no game has that id, whatever the value: ``None``, a non-string (looked up as its
     ``str()``, as the ORM's ``pk=`` lookup does), text that no stored id can be (:func:`stored_id`).
@@ -177,6 +185,8 @@ def load_for_update(game_id: object) -> Game:
     key = stored_id(game_id)
     if key is None:
         raise no_such_game()
+    if not never_waits():
+        wait_for_locks_at_most(conn.alias)
     with _busy_when_held(key), conn.cursor() as cursor:
         cursor.execute(sql.select_game_nowait if never_waits() else sql.select_game, [key])
         row = cursor.fetchone()
@@ -288,7 +298,9 @@ def move_if_unchanged(game: Game, played: tuple[int, str, str], changes: dict[st
     ``game`` is a copy of the row this process kept after the game's last change
     (:class:`game.round.records.Kept`), not a row read now.  Every change of a game advances its
     version (:func:`bump`), so a row with the same version holds the same values: the move was
-    decided on what is stored.  On PostgreSQL it is one statement on its own (autocommit): it
+    decided on what is stored.  On PostgreSQL it is one statement on its own (autocommit within
+    :func:`without_waiting`; outside it, in a transaction that waits for the row at most
+    ``DATABASE_LOCK_TIMEOUT_MS``, then raises :class:`ActionError` ``busy``): it
     locks the row only at that version (``NOWAIT`` within :func:`without_waiting`, as
     :func:`load_for_update`), updates it only then and inserts the ply only if it updated it.
     Elsewhere (SQLite, whose writers take turns for the whole database) the conditional
@@ -300,8 +312,12 @@ def move_if_unchanged(game: Game, played: tuple[int, str, str], changes: dict[st
     conn, sql = _connection()
     if not sql.insert_with_update:
         return _move_if_unchanged_in_turn(conn, sql, game, played, changes)
-    statement, params = _kept_move_statement(game, played, changes, nowait=never_waits())
-    with _busy_when_held(game.pk), conn.cursor() as cursor:
+    nowait = never_waits()
+    statement, params = _kept_move_statement(game, played, changes, nowait=nowait)
+    with (contextlib.nullcontext() if nowait else transaction.atomic(using=conn.alias)), \
+            _busy_when_held(game.pk), conn.cursor() as cursor:
+        if not nowait:
+            wait_for_locks_at_most(conn.alias)   # a wait for the row, limited in its own transaction
         cursor.execute(statement, params)
         inserted = cursor.rowcount
     if inserted != 1:

@@ -53,7 +53,7 @@ async def test_a_game_is_played_watched_and_chatted_on_the_cluster(alice, bob, c
     prefix = settings.REDIS_PREFIX
     assert cluster_keys(site_on_cluster, f"{prefix}:viewers:{{{game.id}}}")
     assert cluster_keys(site_on_cluster, f"{prefix}:chat*")
-    assert cluster_keys(site_on_cluster, f"{{{prefix}:sockets}}:session:*")
+    assert cluster_keys(site_on_cluster, f"{prefix}:sockets:session:*")
     assert await database_sync_to_async(presence.offline_s)(game.id, "B", 0.0) == 0.0
     for comm in (a, b, c):
         await comm.disconnect()

@@ -87,8 +87,12 @@ async def test_sockets_are_let_in_when_redis_cannot_count_them(alice, bob, monke
     game_id = await start_game(alice, bob)
 
     class Broken:
-        async def eval(self, *args):
-            raise redis.ConnectionError("Redis is down")
+        """Every command of the client fails as a Redis that is down does."""
+
+        def __getattr__(self, name):
+            async def down(*args, **kwargs):
+                raise redis.ConnectionError("Redis is down")
+            return down
 
     monkeypatch.setattr(admission, "_client", lambda: Broken())
     address = an_address()

@@ -265,7 +265,8 @@ def test_live_games_leave_out_games_out_of_time_or_idle():
         made = actions.start_game(black=(f"b{n:031}", f"black{n}"), white=(f"w{n:031}", f"white{n}"),
                                    time_control=control, now=now - timedelta(seconds=started_s))
         updated = now - timedelta(seconds=started_s if idle_s is None else idle_s)
-        Game.objects.filter(pk=made.pk).update(updated_at=updated, **fields)
+        Game.objects.filter(pk=made.pk).update(created_at=now - timedelta(seconds=started_s),
+                                               updated_at=updated, **fields)
         return made.id
 
     moved = {"ply": 2, "fen": "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12"}

@@ -89,6 +89,8 @@ class Line:
         self.subscribed = asyncio.Event()
         #: The subscription was lost and is not back yet (this process's outage window is open).
         self.lost = False
+        #: The key of that outage window (:meth:`game.round.outages.Tracker.begin`), while it is open.
+        self.outage: int | None = None
         #: Set when the lost subscription is back: the events waiting to be published again go then.
         self.restored = asyncio.Event()
         self.reader: asyncio.Task | None = None
@@ -115,6 +117,8 @@ class Line:
         self.last_command[game_id] = command
         if command == "subscribe":
             self.outstanding[game_id] = self.outstanding.get(game_id, 0) + 1
+            if self.outage is not None:
+                outages.tracker.widen(self.outage, game_id)   # its events are held up too
         else:
             self.leaving[game_id] = self.leaving.get(game_id, 0) + 1
         self.commands.append((command, game_id))
@@ -251,7 +255,7 @@ class Line:
         log.warning("game events subscription lost: %s", exc)
         self.lost = True
         self.restored = asyncio.Event()
-        outages.tracker.begin("subscription")
+        self.outage = outages.tracker.begin("subscription", self.games())
         notice = link_notice(False)
         for member in self.sockets():
             try:
@@ -267,7 +271,7 @@ class Line:
         self.subscribed.set()
         lost, self.lost = self.lost, False
         if lost:
-            outages.tracker.end("subscription")
+            self._outage_over()
             self.restored.set()
         if self.subscriptions > 1:
             sockets = self.sockets()
@@ -292,5 +296,11 @@ class Line:
             self.reader = None
         if self.lost:
             self.lost = False
-            outages.tracker.end("subscription")
+            self._outage_over()
+
+    def _outage_over(self) -> None:
+        """The line's outage window (if open) ends now."""
+        if self.outage is not None:
+            outages.tracker.end(self.outage)
+            self.outage = None
 

@@ -4,8 +4,8 @@ The game socket, the computer and the pages (:func:`publish` on the event loop,
 :func:`publish_sync` from a thread) publish the committed events; if Redis fails, this
 process's own sockets of the game (and the acting socket, when there is one) get them at once,
 and they are published again after :data:`REPUBLISH_AFTER_S` seconds until one attempt
-succeeds (:class:`Republish`).  Meanwhile this process's outage window is open
-(:mod:`game.round.outages`): no clock charges that time.  Delivery is at most once and the
+succeeds (:class:`Republish`).  Meanwhile an outage window of that game is open
+(:mod:`game.round.outages`): its clock charges nobody for that time.  Delivery is at most once and the
 database stays the truth: a page that misses an event sees a gap in ``v`` and asks for a
 snapshot; a page that gets an event twice ignores the second.
 """
@@ -52,12 +52,13 @@ class Republish:
     def __init__(self, game_id: str, texts: list[str]):
         self.game_id = game_id
         self.texts = texts
+        self.outage: int | None = None
 
     def begin(self, exc: Exception) -> None:
-        """The first publish failed with ``exc``: counted, logged, this process's outage window open."""
+        """The first publish failed with ``exc``: counted, logged, an outage window of the game open."""
         metrics.first_publish_failed.inc()
         log.warning("could not publish to game %s: %s", self.game_id, exc)
-        outages.tracker.begin("republish")
+        self.outage = outages.tracker.begin("republish", [self.game_id])
 
     @staticmethod
     def delays() -> Iterator[float]:
@@ -77,10 +78,11 @@ class Republish:
         metrics.events_republished.inc(len(self.texts))
         return True
 
-    @staticmethod
-    def end() -> None:
-        """The attempts are over: this publish's part of the outage window ends."""
-        outages.tracker.end("republish")
+    def end(self) -> None:
+        """The attempts are over: this publish's outage window ends."""
+        if self.outage is not None:
+            outages.tracker.end(self.outage)
+            self.outage = None
 
 
 async def publish(game_id: str, events: Sequence[Event], fallback: Fallback | None = None) -> bool:

@@ -26,6 +26,11 @@ from checkers_site.redis_pools import BlockingPool
 LINK_CHANNEL = "~link"
 #: Redis connections of one process for publishing.
 PUBLISH_MAX_CONNECTIONS = 50
+#: Seconds a publish waits for one of them when all are busy (a burst, an event loop reading its
+#: replies late): as long as a command may take (``socket_timeout``), so that a busy pool makes a
+#: publish wait rather than fail; a failed publish costs more (an outage window of its game, the
+#: local delivery, the republish).  A Redis that is gone fails at connect, not here.
+PUBLISH_POOL_WAIT_S = 5.0
 #: The name the publishing connections give themselves (``CLIENT LIST``).
 PUBLISH_CLIENT_NAME = "checkers-publish"
 
@@ -76,7 +81,7 @@ class Transport:
         # the command is retried at once on a new connection, so the first publish after a
         # restart is not left to the republish half a second later.
         pool = BlockingPool.from_url(
-            url, max_connections=PUBLISH_MAX_CONNECTIONS, timeout=2,
+            url, max_connections=PUBLISH_MAX_CONNECTIONS, timeout=PUBLISH_POOL_WAIT_S,
             socket_timeout=5, socket_connect_timeout=5, client_name=PUBLISH_CLIENT_NAME,
             retry=AsyncRetry(NoBackoff(), 1))
         self.client: Any = redis.asyncio.Redis(connection_pool=pool)
