@@ -15,6 +15,8 @@ Environment variables:
 ``DATABASE_POOL_SIZE``      PostgreSQL connections one server process may hold (default 20; they
                             are pooled: every request and game socket borrows one and gives it back).
 ``DATABASE_POOL_TIMEOUT``   seconds to wait for a pooled connection before giving up (default 3).
+``PASSWORD_HASHERS``        comma-separated hasher classes, the first hashing new passwords (default
+                            Django's, PBKDF2 first); the test servers name a cheaper PBKDF2.
 ``DATABASE_LOCK_TIMEOUT_MS`` PostgreSQL ``lock_timeout``: ms a transaction waits for a row lock (5000),
                             set per transaction (``SET LOCAL``, ``game/locks.py``).
 ``REDIS_URL``               e.g. ``redis://127.0.0.1:6379/0`` (default: the embedded
@@ -386,6 +388,9 @@ ACCOUNT_PREVENT_ENUMERATION = "strict"
 ALLAUTH_TRUSTED_PROXY_COUNT = env.int("ALLAUTH_TRUSTED_PROXY_COUNT", default=0)
 #: Who may reach the admin (checkers_site/admin_access.py); its log-in is the site's (checkers_site/urls.py).
 ADMIN_ALLOWED_ADDRESSES = env.list("ADMIN_ALLOWED_ADDRESSES", default=[])
+
+if env("PASSWORD_HASHERS", default=""):
+    PASSWORD_HASHERS = env.list("PASSWORD_HASHERS")
 LOGIN_REDIRECT_URL = "/"
 LOGIN_URL = "account_login"
 ACCOUNT_LOGOUT_REDIRECT_URL = "/"

@@ -277,6 +277,9 @@ def _site_settings(database_url: str, redis_url: str, static_root: Path) -> dict
         "DJANGO_DEBUG": "0",
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DJANGO_STATIC_ROOT": str(static_root),
+        # PBKDF2 as in production, at the test suite's thousand iterations (checkers_site/test_hashers.py):
+        # a million took seconds a log-in on a busy machine, past the browser tests' 10 s.
+        "PASSWORD_HASHERS": "checkers_site.test_hashers.FewIterationsPBKDF2PasswordHasher",
     }
 
 
