@@ -40,7 +40,7 @@ migrate: install
 run: install redis migrate
 	@export DJANGO_DEBUG=$${DJANGO_DEBUG:-1}; \
 	$(PY) manage.py schedule_arenas; \
-	nice -n 10 $(PY) manage.py rqworker default reviews tournaments --with-scheduler --quiet & worker=$$!; \
+	nice -n 10 $(PY) manage.py rqworker default reviews tournaments --with-scheduler & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	$(PY) -m checkers_site.serve -b $(HOST) -p $(PORT) checkers_site.asgi:application
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import pytest
 from django.conf import settings
@@ -150,6 +151,10 @@ def test_the_history_and_the_puzzle_of_the_day(puzzle):
     assert Client().get("/@/nobody/puzzles").status_code == 404
     home = Client().get("/").content.decode()
     assert 'id="daily-puzzle"' in home
+    french = Client()
+    french.cookies[settings.LANGUAGE_COOKIE_NAME] = "fr"
+    board = french.get("/").content.decode().split('id="daily-puzzle"', 1)[1]
+    assert 'class="db-piece' in board and not re.search(r'="-?[0-9]+,[0-9]', board)  # 0.5, never 0,5
 
 
 @pytest.mark.django_db(transaction=True)

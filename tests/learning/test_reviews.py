@@ -4,8 +4,11 @@ exact turning point named where the endgame database reaches."""
 
 from __future__ import annotations
 
+import re
+
 import django_rq
 import pytest
+from django.conf import settings
 from django.db import connections
 from django.test import Client
 
@@ -77,6 +80,9 @@ def test_a_review_is_queued_run_by_a_worker_and_shown(data_dir, three_pieces):
     assert len(review.result["positions"]) == 52 and len(review.result["moves"]) == 51
     page = client.get(f"/g/{game.id}/").content.decode()
     assert 'id="review-chart"' in page and 'data-status="done"' in page
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "es"  # the chart's numbers are not localized: 60.0, never 60,0
+    chart = client.get(f"/g/{game.id}/review").json()["html"].split("</svg>")[0]
+    assert 'class="chart-middle"' in chart and not re.search(r'="-?[0-9]+,[0-9]', chart)
 
 
 def test_a_review_asked_twice_runs_once(data_dir, three_pieces):

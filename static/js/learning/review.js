@@ -4,7 +4,7 @@
 // a click on the chart or on a marked move into that position on the board, through the move list's
 // own buttons (the game page's replay: static/js/view/replay.js).
 
-import { gettext, interpolate } from '../i18n.js';
+import { gettext, ngettext, interpolate } from '../i18n.js';
 
 const POLL_MS = 1000;
 const SYMBOLS = { inaccuracy: '?!', mistake: '?', blunder: '??' };
@@ -100,7 +100,8 @@ class ReviewPanel {
       bar.max = data.total;
       bar.value = data.done;
       this.byId('review-progress-text').textContent = data.status === 'queued'
-        ? (data.ahead ? interpolate(gettext('Waiting for the engine: %(ahead)s reviews before this one.'), { ahead: data.ahead }, true)
+        ? (data.ahead ? interpolate(ngettext('Waiting for the engine: %(ahead)s review before this one.',
+            'Waiting for the engine: %(ahead)s reviews before this one.', data.ahead), { ahead: data.ahead }, true)
           : gettext('Waiting for the engine…'))
         : interpolate(gettext('Reviewing: %(done)s of %(total)s positions scored.'), { done: data.done, total: data.total }, true);
       this.timer = setTimeout(() => this.poll(), POLL_MS);
