@@ -91,7 +91,7 @@ class Seating:
 
 def _histories(tournament: Tournament, entries: list[Entry]) -> list[swiss_pairing.Standing]:
     """Each numbered player's history (colours, floats, byes, opponents) from the stored rounds."""
-    number = {e.player_id: e.number for e in entries}
+    number = {e.player_id: e.number or 0 for e in entries}
     points = dict.fromkeys(number, 0)
     colours: dict[str, list[str]] = {p: [] for p in number}
     floats: dict[str, list[str]] = {p: [] for p in number}
@@ -110,7 +110,7 @@ def _histories(tournament: Tournament, entries: list[Entry]) -> list[swiss_pairi
             if e.bye_round == round_number:
                 floats[e.player_id].append("down")
                 points[e.player_id] += BYE
-    return [swiss_pairing.Standing(e.number, e.rating, points[e.player_id], tuple(colours[e.player_id]),
+    return [swiss_pairing.Standing(number[e.player_id], e.rating, points[e.player_id], tuple(colours[e.player_id]),
                                    tuple(floats[e.player_id]), int(e.bye_round is not None),
                                    frozenset(opponents[e.player_id])) for e in entries]
 
@@ -119,7 +119,7 @@ def next_round(tournament: Tournament) -> list[Seating]:
     """The boards of round ``tournament.round + 1``: a Swiss event's by the Dutch rules over the
     players present, a round robin's from its Berger table (a board of a withdrawn player is not
     played).  Raises ``ValueError`` when no legal pairing exists."""
-    entries = sorted(Entry.objects.filter(tournament=tournament, number__isnull=False), key=lambda e: e.number)
+    entries = sorted(Entry.objects.filter(tournament=tournament, number__isnull=False), key=lambda e: e.number or 0)
     by_number = {e.number: e for e in entries}
     if sum(not e.withdrawn for e in entries) < 2:
         raise ValueError("fewer than two players left")
