@@ -40,6 +40,7 @@ def test_a_player_makes_a_swiss_from_the_form_and_its_page_shows_the_round_board
     assert (tournament.system, tournament.rounds, tournament.rated) == ("swiss", 4, True)
     before = client.get(f"/tournaments/{tournament.id}").content.decode()
     assert "4 rounds · Swiss" in before and 'id="pairing-board"' in before and 'id="berserk"' not in before
+    assert "Swiss · 4 rounds" in client.get("/tournaments").content.decode()
     players = [account(f"p{i}") for i in range(3)]
     for index, player in enumerate(players):
         arena.join(tournament.id, player, f"p{index}")
