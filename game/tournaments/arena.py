@@ -163,9 +163,11 @@ def join(tournament_id: str, player_id: str, name: str, password: str = "") -> E
 
 
 def _check_round_join(tournament: Tournament, player_id: str) -> None:
-    """A Swiss event or round robin is joined before its start only (a player who withdrew may
-    come back, to the next round), and a round robin takes :data:`ROUND_ROBIN_MAX` players."""
-    known = Entry.objects.filter(tournament=tournament, player_id=player_id).exists()
+    """A Swiss event or round robin is joined before its start only (a player who withdrew after
+    the start may come back, to the next round), and a round robin takes :data:`ROUND_ROBIN_MAX`
+    players."""
+    known = Entry.objects.filter(tournament=tournament, player_id=player_id).filter(
+        Q(number__isnull=False) | Q(tournament__status=Tournament.Status.CREATED)).exists()
     if tournament.status != Tournament.Status.CREATED and not known:
         raise ActionError("already_started", _("The tournament has started: it can no longer be joined."))
     if tournament.system == Tournament.System.ROUND_ROBIN and not known \

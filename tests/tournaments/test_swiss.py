@@ -146,7 +146,17 @@ def test_a_round_robin_of_four_follows_the_berger_table_and_the_tie_breaks_a_han
 
 
 def test_a_started_swiss_cannot_be_joined_and_bad_rounds_are_refused():
-    tournament, _ = swiss_of(3, 3)
+    early = account("early")
+    tournament, players = swiss_of(3, 3)
+    Tournament.objects.filter(pk=tournament.id).update(status=Tournament.Status.CREATED)
+    arena.join(tournament.id, early, "early")
+    arena.withdraw(tournament.id, early)            # withdrew before the start: not numbered
+    Tournament.objects.filter(pk=tournament.id).update(status=Tournament.Status.STARTED)
+    with pytest.raises(ActionError) as unnumbered:
+        arena.join(tournament.id, early, "early")
+    assert unnumbered.value.code == "already_started"
+    arena.withdraw(tournament.id, players[0])       # withdrew after the start: may come back
+    assert not arena.join(tournament.id, players[0], "swiss0").withdrawn
     late = account("late")
     with pytest.raises(ActionError) as refused:
         arena.join(tournament.id, late, "late")
