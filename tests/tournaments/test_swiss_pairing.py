@@ -47,6 +47,14 @@ def test_the_bye_never_goes_twice_to_one_player():
     assert all({b.black, b.white} != {1, 4} and {b.black, b.white} != {2, 5} for b in boards)
 
 
+def test_a_round_without_a_legal_pairing_is_refused_not_padded_with_byes():
+    # Two players who met: the library's fallback would give both a bye; the adapter refuses.
+    met = [Standing(1, 2000, 2, ("black",), ("none",), 0, frozenset({2})),
+           Standing(2, 1990, 0, ("white",), ("none",), 0, frozenset({1}))]
+    with pytest.raises(ValueError):
+        swiss_round(met, 2, 3)
+
+
 def test_berger_tables_are_fides():
     assert [berger_round(4, r) for r in (1, 2, 3)] == [
         [Board(1, 4), Board(2, 3)], [Board(1, 2), Board(4, 3)], [Board(3, 1), Board(2, 4)]]

@@ -1,15 +1,20 @@
 """A Swiss event made from the create form by a signed-in player, its page before the start and
-with its first round's pairing board, in English and French."""
+with its first round's pairing board, in English and French; its socket telling each player of
+their game of each round and sending the round's board."""
 
 from __future__ import annotations
 
 import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
-from game.models import Account
-from game.tournaments import arena, jobs, standings
+from checkers_site.asgi import application
+from game.models import Account, Game
+from game.round import actions
+from game.tournaments import arena, jobs, live, standings
 from game.tournaments.models import Pairing, Tournament
 from tests.ratings.helpers import account
 from tests.tournaments.helpers import clear_tournament_jobs
@@ -61,3 +66,44 @@ def test_bad_rounds_from_the_form_are_refused():
                                                 "minutes": 45, "rounds": 40, "starts_in": 10})
     assert response.status_code == 400
     assert not Tournament.objects.filter(name="Long").exists()
+
+
+def round_games(tournament: Tournament, round_number: int) -> list[Game]:
+    return list(Game.objects.filter(pairing__tournament=tournament, pairing__round=round_number))
+
+
+async def test_the_socket_tells_each_player_of_each_rounds_game_and_sends_the_board(alice, bob):
+    host = await sync_to_async(account)("host")
+    tournament = await sync_to_async(arena.create)(host, "Four", "3+0", 0, timezone.now(), rated=False,
+                                                   system=Tournament.System.SWISS, rounds=3)
+    for index in range(2):
+        await sync_to_async(arena.join)(tournament.id, await sync_to_async(account)(f"other{index}"), f"o{index}")
+    sockets = {}
+    for browser in (alice, bob):
+        await sync_to_async(arena.join)(tournament.id, browser.player_id, browser.name)
+        comm = WebsocketCommunicator(application, f"/ws/tournament/{tournament.id}/", headers=browser.headers())
+        assert (await comm.connect())[0]
+        first = await comm.receive_json_from(timeout=5)
+        assert first["type"] == "standings" and first["system"] == "swiss" and first["board"] == []
+        sockets[browser.player_id] = comm
+    played: list[Game] = []
+    for round_number in (1, 2):
+        if round_number == 1:
+            await sync_to_async(jobs.tick)(tournament.id)
+        else:
+            for game in played:                             # round 1 over: round 2 paired at once
+                await sync_to_async(actions.resign)(game.id, game.white_player)
+                await sync_to_async(jobs.game_over)(game.id)
+        told = {player: (await comm.receive_json_from(timeout=5))["game"] for player, comm in sockets.items()}
+        played = await sync_to_async(round_games)(tournament, round_number)
+        assert len(played) == 2
+        for player, game_id in told.items():
+            assert player in {g.black_player for g in played if g.id == game_id} | {
+                g.white_player for g in played if g.id == game_id}
+    await sync_to_async(live.push_standings)(tournament.id)
+    for comm in sockets.values():
+        message = await comm.receive_json_from(timeout=5)
+        assert (message["type"], message["round"], message["rounds"]) == ("standings", 2, 3)
+        assert sorted(row["game"] for row in message["board"]) == sorted(g.id for g in played)
+        assert [row["score"] for row in message["standings"]] == [1, 1, 0, 0]
+        await comm.disconnect()
