@@ -165,3 +165,14 @@ def test_a_started_swiss_cannot_be_joined_and_bad_rounds_are_refused():
         arena.create(account("maker"), "Too long", "3+0", 0, timezone.now() + timedelta(minutes=5),
                      system=Tournament.System.SWISS, rounds=40)
     assert bad.value.code == "bad_rounds"
+
+
+def test_a_round_robin_takes_ten_players_at_most():
+    tournament = arena.create(account("host"), "Small", "3+0", 0, timezone.now() + timedelta(minutes=5),
+                              rated=False, system=Tournament.System.ROUND_ROBIN, rounds=7)
+    assert tournament.rounds == 0                     # counted from its players at the start
+    for index in range(arena.ROUND_ROBIN_MAX):
+        arena.join(tournament.id, account(f"rr{index}"), f"rr{index}")
+    with pytest.raises(ActionError) as full:
+        arena.join(tournament.id, account("eleventh"), "eleventh")
+    assert full.value.code == "tournament_full"
