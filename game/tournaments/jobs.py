@@ -1,12 +1,13 @@
 """The tournaments' work off the socket path, as jobs on the RQ ``tournaments`` queue.
 
 - :func:`on_game_ended` (the :data:`game.round.signals.game_ended` receiver) queues
-  :func:`game_over` for an arena game: its end scored (:func:`game.tournaments.arena.record`) and
-  the free players paired at once.
+  :func:`game_over` for a tournament game: its end scored (:func:`game.tournaments.arena.record`,
+  or :func:`game.tournaments.swiss.record` in a round event) and the free players paired at once.
 - :func:`tick`: one job per arena, on RQ's scheduler from its start to its end every
   :data:`TICK_S` seconds: the start, the pairing of whoever waits, the end (the standings frozen).
 - :func:`pair_arena` takes a lock in Redis, so that ticks and game ends on several workers never
-  pair a player twice.
+  pair a player twice; :func:`pair_round` does the same for a Swiss event's or round robin's
+  next round (:mod:`game.tournaments.swiss`), started once every game of the last is scored.
 - :func:`schedule_arenas`: the hourly arenas created ahead (:mod:`game.tournaments.schedule`).
 """
 
