@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import django_rq
 import pytest
@@ -17,7 +17,7 @@ from rq import SimpleWorker
 from game.errors import ActionError
 from game.models import Game
 from game.round import actions, drawer
-from game.tournaments import arena, jobs, standings
+from game.tournaments import arena, jobs, schedule, standings
 from game.tournaments.models import Entry, Pairing, Tournament
 from tests.ratings.helpers import account
 from tests.tournaments.helpers import clear_tournament_jobs
@@ -176,3 +176,14 @@ def test_a_round_robin_takes_ten_players_at_most():
     with pytest.raises(ActionError) as full:
         arena.join(tournament.id, account("eleventh"), "eleventh")
     assert full.value.code == "tournament_full"
+
+
+def test_the_daily_swiss_is_created_once_a_day_ahead():
+    now = datetime(2026, 12, 5, 20, 30, tzinfo=UTC)
+    made = schedule.create_daily_swiss(now)
+    assert made is not None and schedule.create_daily_swiss(now) is None   # a second process
+    assert (made.system, made.rounds, made.time_control, made.rated) == ("swiss", 5, "3+2", True)
+    assert made.starts_at == datetime(2026, 12, 6, 19, 0, tzinfo=UTC)
+    assert made.schedule_key == "daily-swiss:20261206"
+    scheduled = django_rq.get_queue(jobs.QUEUE).scheduled_job_registry.get_job_ids()
+    assert jobs.tick_job_id(made.id, made.starts_at) in scheduled
