@@ -33,6 +33,8 @@ from .models import Entry, Pairing, Tournament
 MIN_MINUTES, MAX_MINUTES = 10, 240
 #: A player-made arena starts at most this far ahead.
 MAX_AHEAD = timedelta(days=7)
+#: A Swiss event's rounds at least and at most; a round robin's players at most.
+MIN_ROUNDS, MAX_ROUNDS, ROUND_ROBIN_MAX = 3, 11, 10
 #: Unfinished events one account may have created at once.
 MAX_OPEN_PER_CREATOR = 3
 
@@ -55,14 +57,24 @@ def live_control(text: str) -> TimeControl:
 
 
 def create(player_id: str, name: str, time_control: str, minutes: int, starts_at: datetime,
-           rated: bool = True, password: str = "", schedule_key: str | None = None) -> Tournament:
-    """Create an arena.  ``player_id`` is the creator's (an account's), or empty with a
-    ``schedule_key`` for a scheduled event; ``minutes`` its duration; ``password`` (optional)
-    stored hashed.  Raises :class:`ActionError` ``bad_time_control``, ``bad_duration``,
-    ``bad_start``, ``sign_in_required``, ``too_many_tournaments``, ``bad_name``."""
+           rated: bool = True, password: str = "", schedule_key: str | None = None,
+           system: str = Tournament.System.ARENA, rounds: int = 0) -> Tournament:
+    """Create an arena, a Swiss event or a round robin (``system``).  ``player_id`` is the
+    creator's (an account's), or empty with a ``schedule_key`` for a scheduled event; ``minutes``
+    an arena's duration; ``rounds`` a Swiss event's (a round robin's come from its players);
+    ``password`` (optional) stored hashed.  Raises :class:`ActionError` ``bad_time_control``,
+    ``bad_duration``, ``bad_rounds``, ``bad_system``, ``bad_start``, ``sign_in_required``,
+    ``too_many_tournaments``, ``bad_name``."""
     control = live_control(time_control)
     name = clean_name(name)
-    if not MIN_MINUTES <= minutes <= MAX_MINUTES:
+    if system not in Tournament.System.values:
+        raise ActionError("bad_system", _("A tournament is an arena, a Swiss event or a round robin."))
+    if system == Tournament.System.SWISS and not MIN_ROUNDS <= rounds <= MAX_ROUNDS:
+        raise ActionError("bad_rounds", _("A Swiss event plays from 3 to 11 rounds."))
+    if system != Tournament.System.ARENA:
+        rounds = rounds if system == Tournament.System.SWISS else 0
+        minutes = round_minutes(control, rounds or ROUND_ROBIN_MAX - 1)
+    elif not MIN_MINUTES <= minutes <= MAX_MINUTES:
         raise ActionError("bad_duration", _("An arena lasts from 10 to 240 minutes."))
     if schedule_key is None:
         now = timezone.now()
@@ -75,7 +87,15 @@ def create(player_id: str, name: str, time_control: str, minutes: int, starts_at
             raise ActionError("too_many_tournaments", _("You have three tournaments to come already."))
     return Tournament.objects.create(
         name=name, time_control=str(control), minutes=minutes, starts_at=starts_at, rated=bool(rated),
-        created_by=player_id, schedule_key=schedule_key, password=make_password(password) if password else "")
+        created_by=player_id, schedule_key=schedule_key, password=make_password(password) if password else "",
+        system=system, rounds=rounds)
+
+
+def round_minutes(control: TimeControl, rounds: int) -> int:
+    """The time a round event is given at most, in minutes: per round both clocks over 40 moves
+    each (base plus increments) and two minutes between rounds."""
+    game_s = 2 * ((control.base_s or 0) + 40 * control.increment_s)
+    return rounds * (int(game_s // 60) + 3)
 
 
 def finished_or_none(tournament_id: str) -> Tournament | None:
@@ -119,6 +139,8 @@ def join(tournament_id: str, player_id: str, name: str, password: str = "") -> E
         if tournament.status not in (Tournament.Status.CREATED, Tournament.Status.STARTED) \
                 or timezone.now() >= tournament.ends_at:
             raise ActionError("tournament_over", _("This tournament is over."))
+        if tournament.system != Tournament.System.ARENA:
+            _check_round_join(tournament, player_id)
         entry = Entry.objects.select_for_update().filter(tournament=tournament, player_id=player_id).first()
         if entry is None and tournament.password and not check_password(password, tournament.password):
             raise ActionError("bad_password", _("That is not the tournament's password."))
@@ -138,6 +160,19 @@ def join(tournament_id: str, player_id: str, name: str, password: str = "") -> E
             entry.free_since = None if playing else timezone.now()
             entry.save(update_fields=["withdrawn", "free_since"])
         return entry
+
+
+def _check_round_join(tournament: Tournament, player_id: str) -> None:
+    """A Swiss event or round robin is joined before its start only (a player who withdrew after
+    the start may come back, to the next round), and a round robin takes :data:`ROUND_ROBIN_MAX`
+    players."""
+    known = Entry.objects.filter(tournament=tournament, player_id=player_id).filter(
+        Q(number__isnull=False) | Q(tournament__status=Tournament.Status.CREATED)).exists()
+    if tournament.status != Tournament.Status.CREATED and not known:
+        raise ActionError("already_started", _("The tournament has started: it can no longer be joined."))
+    if tournament.system == Tournament.System.ROUND_ROBIN and not known \
+            and Entry.objects.filter(tournament=tournament).count() >= ROUND_ROBIN_MAX:
+        raise ActionError("tournament_full", _("This round robin is full."))
 
 
 def _leave_others(tournament: Tournament, player_id: str) -> None:

@@ -1,12 +1,13 @@
 """The tournaments' work off the socket path, as jobs on the RQ ``tournaments`` queue.
 
 - :func:`on_game_ended` (the :data:`game.round.signals.game_ended` receiver) queues
-  :func:`game_over` for an arena game: its end scored (:func:`game.tournaments.arena.record`) and
-  the free players paired at once.
+  :func:`game_over` for a tournament game: its end scored (:func:`game.tournaments.arena.record`,
+  or :func:`game.tournaments.swiss.record` in a round event) and the free players paired at once.
 - :func:`tick`: one job per arena, on RQ's scheduler from its start to its end every
   :data:`TICK_S` seconds: the start, the pairing of whoever waits, the end (the standings frozen).
 - :func:`pair_arena` takes a lock in Redis, so that ticks and game ends on several workers never
-  pair a player twice.
+  pair a player twice; :func:`pair_round` does the same for a Swiss event's or round robin's
+  next round (:mod:`game.tournaments.swiss`), started once every game of the last is scored.
 - :func:`schedule_arenas`: the hourly arenas created ahead (:mod:`game.tournaments.schedule`).
 """
 
@@ -26,7 +27,7 @@ from game.models import Game
 from game.ratings import games as ratings
 from game.round import actions
 
-from . import arena, live, pairing, standings
+from . import arena, live, pairing, standings, swiss
 from .models import Entry, Pairing, Tournament
 
 log = logging.getLogger(__name__)
@@ -56,20 +57,67 @@ def on_game_ended(sender: Any, game: Game, **kwargs: Any) -> None:
 
 
 def game_over(game_id: str) -> None:
-    """The job of an arena game's end: scored, the standings' message due, the free players paired."""
-    scored = arena.record(game_id)
+    """The job of a tournament game's end: scored, the standings' message due, then an arena's
+    free players paired, or a Swiss event's or round robin's next round started if it was the
+    round's last game."""
+    found = arena.of_game(game_id)
+    if found is None:
+        return
+    rounds = found.tournament.system != Tournament.System.ARENA
+    scored = swiss.record(game_id) if rounds else arena.record(game_id)
     if scored is not None:
         live.changed(scored.tournament_id)
-        pair_arena(scored.tournament_id)
+        (pair_round if rounds else pair_arena)(scored.tournament_id)
+
+
+def _locked(tournament_id: str):
+    return django_rq.get_connection(QUEUE).lock(f"tournaments:pairing:{tournament_id}", timeout=PAIRING_LOCK_S,
+                                                blocking_timeout=PAIRING_LOCK_S)
+
+
+def pair_round(tournament_id: str) -> list[Game]:
+    """Start the next round of a running Swiss event or round robin once every game of the round
+    in play is scored (:func:`game.tournaments.swiss.next_round`; the bye's point given), or finish
+    it after its last round, under the tournament's lock in Redis.  Returns the games started."""
+    with _locked(tournament_id):
+        started = _round_locked(tournament_id)
+    for game in started:
+        live.paired(tournament_id, game)
+    return started
+
+
+def _round_locked(tournament_id: str) -> list[Game]:
+    tournament = Tournament.objects.get(pk=tournament_id)
+    if tournament.status != Tournament.Status.STARTED \
+            or Pairing.objects.filter(tournament=tournament, scored=False).exists():
+        return []
+    try:
+        seatings = swiss.next_round(tournament) if tournament.round < tournament.rounds else None
+    except ValueError:
+        log.warning("tournaments: no legal pairing for round %s of %s", tournament.round + 1, tournament_id)
+        seatings = None
+    if not seatings:
+        finish(tournament_id)
+        return []
+    tournament.round += 1
+    Tournament.objects.filter(pk=tournament_id).update(round=tournament.round)
+    started = []
+    for seating in seatings:
+        if seating.white is None:
+            swiss.give_bye(seating.black, tournament.round)
+            continue
+        game = _start(tournament, seating.black, seating.white, tournament.round)
+        if game is not None:
+            started.append(game)
+    live.changed(tournament_id)
+    return started
 
 
 def pair_arena(tournament_id: str) -> list[Game]:
     """Pair the free players of a running arena (:func:`game.tournaments.pairing.pair`) and start
     their games (:func:`game.round.actions.start_game`, colours drawn, rated as the arena is),
     under the arena's lock in Redis.  Returns the games started."""
-    lock = django_rq.get_connection(QUEUE).lock(f"tournaments:pairing:{tournament_id}", timeout=PAIRING_LOCK_S,
-                                                blocking_timeout=PAIRING_LOCK_S)
-    with lock:
+    with _locked(tournament_id):
         started = _pair_locked(tournament_id)
     for game in started:
         live.paired(tournament_id, game)
@@ -97,8 +145,9 @@ def _pair_locked(tournament_id: str) -> list[Game]:
     return started
 
 
-def _start(tournament: Tournament, first: Entry, second: Entry) -> Game | None:
-    black, white = random.sample([first, second], 2)
+def _start(tournament: Tournament, first: Entry, second: Entry, round_number: int | None = None) -> Game | None:
+    """A game between two free entries: colours drawn in an arena, ``first`` Black in a round."""
+    black, white = random.sample([first, second], 2) if round_number is None else (first, second)
     try:
         with transaction.atomic():
             # Both still free (nobody paused meanwhile): taken first, under their rows' locks.
@@ -108,7 +157,8 @@ def _start(tournament: Tournament, first: Entry, second: Entry) -> Game | None:
                 return None
             game = actions.start_game(black=(black.player_id, black.name), white=(white.player_id, white.name),
                                       time_control=tournament.time_control, rated=tournament.rated)
-            Pairing.objects.create(game=game, tournament=tournament, black=black.player_id, white=white.player_id)
+            Pairing.objects.create(game=game, tournament=tournament, black=black.player_id, white=white.player_id,
+                                   round=round_number)
     except ActionError as exc:
         # A seat the game refuses now (an account deleted, a playban): that player is withdrawn.
         log.warning("tournaments: %s vs %s refused in %s (%s)", black.player_id, white.player_id,
@@ -142,32 +192,47 @@ def schedule_tick(tournament: Tournament) -> None:
 
 
 def tick(tournament_id: str) -> None:
-    """The job that runs an arena: starts it when due, scores any end its receiver missed, pairs
-    the players waiting, finishes it at its end; and comes back in :data:`TICK_S` seconds until
-    then."""
+    """The job that runs a tournament: starts it when due, scores any end its receiver missed,
+    pairs an arena's waiting players (or starts a Swiss event's or round robin's next round once
+    the last is over), finishes an arena at its end (a round event after its last round); and
+    comes back in :data:`TICK_S` seconds until then."""
     tournament = Tournament.objects.filter(pk=tournament_id).first()
     if tournament is None or tournament.status in (Tournament.Status.FINISHED, Tournament.Status.CANCELLED):
         return
     now = timezone.now()
     if tournament.status == Tournament.Status.CREATED and now >= tournament.starts_at:
-        Tournament.objects.filter(pk=tournament_id, status=Tournament.Status.CREATED).update(
-            status=Tournament.Status.STARTED)
-        tournament.status = Tournament.Status.STARTED
-        Entry.objects.filter(tournament_id=tournament_id, withdrawn=False).update(free_since=now)
-        live.changed(tournament_id)
+        _begin(tournament, now)
+    rounds = tournament.system != Tournament.System.ARENA
     for game_id in Pairing.objects.filter(tournament_id=tournament_id, scored=False,
                                           game__status__in=(Game.Status.FINISHED, Game.Status.ABORTED)
                                           ).values_list("game_id", flat=True):
-        arena.record(game_id)
-    if now >= tournament.ends_at:
+        (swiss.record if rounds else arena.record)(game_id)
+    if not rounds and now >= tournament.ends_at:
         finish(tournament_id)
         return
-    pair_arena(tournament_id)
-    due = min(now + timedelta(seconds=TICK_S), tournament.ends_at)
+    (pair_round if rounds else pair_arena)(tournament_id)
+    if Tournament.objects.filter(pk=tournament_id, status=Tournament.Status.FINISHED).exists():
+        return
+    due = now + timedelta(seconds=TICK_S) if rounds else min(now + timedelta(seconds=TICK_S), tournament.ends_at)
     if tournament.status == Tournament.Status.CREATED:
         due = tournament.starts_at
     _queue().enqueue_at(due, tick, tournament_id, job_id=tick_job_id(tournament_id, due), result_ttl=0)
     django_rq.get_connection(QUEUE).set(_heartbeat_key(tournament_id), "1", ex=HEARTBEAT_S)
+
+
+def _begin(tournament: Tournament, now: datetime) -> None:
+    """Start a tournament: everyone present free to pair; a round event's players numbered (and a
+    round robin's rounds counted from them)."""
+    Tournament.objects.filter(pk=tournament.id, status=Tournament.Status.CREATED).update(
+        status=Tournament.Status.STARTED)
+    tournament.status = Tournament.Status.STARTED
+    Entry.objects.filter(tournament_id=tournament.id, withdrawn=False).update(free_since=now)
+    if tournament.system != Tournament.System.ARENA:
+        players = swiss.number_players(tournament)
+        if tournament.system == Tournament.System.ROUND_ROBIN:
+            tournament.rounds = swiss.round_robin_rounds(len(players))
+            Tournament.objects.filter(pk=tournament.id).update(rounds=tournament.rounds)
+    live.changed(tournament.id)
 
 
 def _heartbeat_key(tournament_id: str) -> str:

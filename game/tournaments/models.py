@@ -40,6 +40,11 @@ class Tournament(models.Model):
         FINISHED = "finished", "Finished"
         CANCELLED = "cancelled", "Cancelled"
 
+    class System(models.TextChoices):
+        ARENA = "arena", "Arena"
+        SWISS = "swiss", "Swiss"
+        ROUND_ROBIN = "round_robin", "Round robin"
+
     id = models.CharField(primary_key=True, max_length=ID_LENGTH, default=new_tournament_id, editable=False)
     name = models.CharField(max_length=60)
     time_control = models.CharField(max_length=12)
@@ -50,6 +55,9 @@ class Tournament(models.Model):
     created_by = models.CharField(max_length=32, blank=True, default="")
     schedule_key = models.CharField(max_length=40, null=True, blank=True, unique=True)
     password = models.CharField(max_length=128, blank=True, default="")
+    system = models.CharField(max_length=12, choices=System.choices, default=System.ARENA)
+    rounds = models.PositiveSmallIntegerField(default=0)
+    round = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -77,7 +85,9 @@ class Entry(models.Model):
     ``draws``, ``opponents_rating`` (the sum of the opponents' ratings, for the performance rating),
     ``rating`` (the player's rating at joining), ``last_opponent`` (the player id last met, not met
     again at once when avoidable); ``withdrawn``: not paired any more (they may come back);
-    ``free_since``: when they last became free to pair (None while in a game).
+    ``free_since``: when they last became free to pair (None while in a game).  In a Swiss event or
+    a round robin: ``number``, the starting number (1 for the highest rated, given at the start) and
+    ``bye_round``, the round of their bye (one at most); ``score`` is then in half points.
     """
 
     tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entries")
@@ -93,6 +103,8 @@ class Entry(models.Model):
     last_opponent = models.CharField(max_length=32, blank=True, default="")
     withdrawn = models.BooleanField(default=False)
     free_since = models.DateTimeField(null=True, blank=True)
+    number = models.PositiveSmallIntegerField(null=True, blank=True)
+    bye_round = models.PositiveSmallIntegerField(null=True, blank=True)
     joined_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -104,7 +116,8 @@ class Entry(models.Model):
 
 class Pairing(models.Model):
     """One game of a tournament: its seats' player ids, whether each went berserk, and once its end
-    is scored (``scored``) the points each earned."""
+    is scored (``scored``) the points each earned; ``round``: its round in a Swiss event or a round robin
+    (None in an arena)."""
 
     game = models.OneToOneField(Game, on_delete=models.CASCADE, primary_key=True, related_name="pairing")
     tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="pairings")
@@ -115,6 +128,7 @@ class Pairing(models.Model):
     scored = models.BooleanField(default=False)
     black_points = models.SmallIntegerField(null=True, blank=True)
     white_points = models.SmallIntegerField(null=True, blank=True)
+    round = models.PositiveSmallIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

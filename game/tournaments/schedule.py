@@ -1,4 +1,4 @@
-"""Scheduled events: the hourly arenas in the popular controls, created ahead.
+"""Scheduled events: the hourly arenas in the popular controls and the daily Swiss, created ahead.
 
 :func:`create_ahead` makes the arenas of the next :data:`HOURS_AHEAD` hours that do not exist yet;
 each has a ``schedule_key`` (unique in the database: ``hourly:<control>:<start>``), so two
@@ -25,6 +25,8 @@ HOURLY = (("1+0", 27, gettext_noop("Hourly Bullet Arena")), ("3+0", 57, gettext_
           ("5+0", 57, gettext_noop("Hourly 5+0 Arena")))
 #: Hours ahead the hourly arenas are created.
 HOURS_AHEAD = 2
+#: The daily Swiss: (time control, rounds, name, hour of the start in UTC); created a day ahead.
+DAILY_SWISS = ("3+2", 5, gettext_noop("Daily Swiss"), 19)
 
 
 def job_id(hour: datetime) -> str:
@@ -59,11 +61,34 @@ def create_ahead(now: datetime | None = None) -> list[Tournament]:
     return made
 
 
+def create_daily_swiss(now: datetime | None = None) -> Tournament | None:
+    """Create the next daily Swiss (:data:`DAILY_SWISS`: its next start within a day) if it is
+    missing, under the unique key ``daily-swiss:<YYYYMMDD>``, with its tick on the scheduler.
+    Returns it, or None when it exists (or another process made it first)."""
+    now = now or timezone.now()
+    control, rounds, name, hour = DAILY_SWISS
+    starts_at = now.replace(hour=hour, minute=0, second=0, microsecond=0)
+    if starts_at <= now:
+        starts_at += timedelta(days=1)
+    key = f"daily-swiss:{starts_at:%Y%m%d}"
+    if Tournament.objects.filter(schedule_key=key).exists():
+        return None
+    try:
+        with transaction.atomic():
+            tournament = arena.create("", name, control, 0, starts_at, rated=True, schedule_key=key,
+                                      system=Tournament.System.SWISS, rounds=rounds)
+    except IntegrityError:  # another process created it first
+        return None
+    jobs.schedule_tick(tournament)
+    return tournament
+
+
 def schedule_arenas() -> None:
-    """The job: :func:`create_ahead` and the arenas' lost ticks put back
-    (:func:`game.tournaments.jobs.revive_ticks`), then itself again at the next hour's start (one
-    job id)."""
+    """The job: :func:`create_ahead`, :func:`create_daily_swiss` and the events' lost ticks put
+    back (:func:`game.tournaments.jobs.revive_ticks`), then itself again at the next hour's start
+    (one job id)."""
     create_ahead()
+    create_daily_swiss()
     jobs.revive_ticks()
     next_hour = _hour(timezone.now()) + timedelta(hours=1)
     django_rq.get_queue(jobs.QUEUE).enqueue_at(next_hour, schedule_arenas, job_id=job_id(next_hour), result_ttl=0)

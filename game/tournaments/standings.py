@@ -41,6 +41,8 @@ def public(tournament_id: str) -> dict[str, Any]:
     :data:`SHOWN` rows of :func:`row`), ``top`` (the games in play of the best-ranked players:
     game id, names) and ``seconds_left`` (to the start before it, to the end while it runs)."""
     tournament = Tournament.objects.get(pk=tournament_id)
+    if tournament.system != Tournament.System.ARENA:
+        return public_rounds(tournament)
     live = list(Pairing.objects.filter(tournament_id=tournament_id, scored=False).select_related("game"))
     playing = {p for pairing in live for p in (pairing.black, pairing.white)}
     entries = ranked(tournament_id)
@@ -55,6 +57,8 @@ def public(tournament_id: str) -> dict[str, Any]:
 
 def seconds_left(tournament: Tournament) -> int:
     """Seconds to the start of a tournament to come, to the end of one under way, else 0."""
+    if tournament.system != Tournament.System.ARENA and tournament.status != Tournament.Status.CREATED:
+        return 0
     target = tournament.starts_at if tournament.status == Tournament.Status.CREATED else tournament.ends_at
     if tournament.status in (Tournament.Status.FINISHED, Tournament.Status.CANCELLED):
         return 0
@@ -65,3 +69,51 @@ def games_of(tournament_id: str) -> list[Game]:
     """Every finished game of the tournament, the latest first."""
     ids = Pairing.objects.filter(tournament_id=tournament_id, scored=True).values_list("game_id", flat=True)
     return list(Game.objects.filter(Q(pk__in=ids)).order_by("-finished_at"))
+
+
+def table(tournament: Tournament) -> list[dict[str, Any]]:
+    """A Swiss event's or round robin's standings from its stored games, best first: ``rank``,
+    ``player``, ``name``, ``score`` (points: a win 1, a draw 0.5, a bye 1), ``buchholz`` (the sum
+    of the opponents' scores), ``sonneborn_berger`` (each opponent's score times one's result
+    against them), ``games``, ``bye`` (its round or None), ``withdrawn``.  Ties: Buchholz, then
+    Sonneborn-Berger, then the starting number.  A bye adds to one's score, not to a tie-break."""
+    entries = list(Entry.objects.filter(tournament=tournament))
+    half = {e.player_id: e.score for e in entries}
+    buchholz = dict.fromkeys(half, 0)
+    berger = dict.fromkeys(half, 0)
+    for p in Pairing.objects.filter(tournament=tournament, scored=True):
+        for me, other, got in ((p.black, p.white, p.black_points), (p.white, p.black, p.white_points)):
+            buchholz[me] += half.get(other, 0)
+            berger[me] += half.get(other, 0) * (got or 0)
+    entries.sort(key=lambda e: (-e.score, -buchholz[e.player_id], -berger[e.player_id], e.number or 10**4,
+                                e.joined_at))
+    return [{"rank": rank, "player": e.player_id, "name": e.name, "score": e.score / 2,
+             "buchholz": buchholz[e.player_id] / 2, "sonneborn_berger": berger[e.player_id] / 4,
+             "games": e.games, "bye": e.bye_round, "withdrawn": e.withdrawn}
+            for rank, e in enumerate(entries, start=1)]
+
+
+def board(tournament: Tournament) -> list[dict[str, Any]]:
+    """The pairing board of the round in play (or the last one): per board ``board`` (from 1),
+    ``game``, ``black``/``white`` (names), ``result`` (the stored game's, ``*`` in play); a bye
+    as a row with ``white`` None and ``game`` None."""
+    names = dict(Entry.objects.filter(tournament=tournament).values_list("player_id", "name"))
+    rows: list[dict[str, Any]] = []
+    pairings = Pairing.objects.filter(tournament=tournament, round=tournament.round).select_related("game")
+    for p in sorted(pairings, key=lambda p: p.created_at):
+        rows.append({"board": len(rows) + 1, "game": p.game_id, "black": names.get(p.black, p.black),
+                     "white": names.get(p.white, p.white), "result": p.game.result or "*"})
+    for player in Entry.objects.filter(tournament=tournament, bye_round=tournament.round).values_list(
+            "player_id", flat=True) if tournament.round else ():
+        rows.append({"board": len(rows) + 1, "game": None, "black": names[player], "white": None, "result": "1"})
+    return rows
+
+
+def public_rounds(tournament: Tournament) -> dict[str, Any]:
+    """What every viewer of a Swiss event or round robin sees: ``status``, ``system``, ``round``,
+    ``rounds``, ``players``, ``standings`` (the first :data:`SHOWN` rows of :func:`table`),
+    ``board`` (:func:`board`) and ``seconds_left`` (to the start, else 0)."""
+    rows = table(tournament)
+    return {"status": tournament.status, "system": tournament.system, "round": tournament.round,
+            "rounds": tournament.rounds, "players": len(rows), "standings": rows[:SHOWN],
+            "board": board(tournament), "seconds_left": seconds_left(tournament)}

@@ -65,7 +65,7 @@ def index(request):
 
 
 def new(request):
-    """The form of a player-made arena; created, its page."""
+    """The form of a player-made arena, Swiss event or round robin; created, its page."""
     form = ArenaForm(request.POST or None)
     status = 200
     if request.method == "POST" and form.is_valid():
@@ -74,7 +74,8 @@ def new(request):
             with transaction.atomic():
                 tournament = arena.create(player_id(request), data["name"], data["time_control"], data["minutes"],
                                           timezone.now() + timedelta(minutes=data["starts_in"]),
-                                          rated=data["rated"], password=data["password"])
+                                          rated=data["rated"], password=data["password"],
+                                          system=data["system"], rounds=data["rounds"])
                 transaction.on_commit(lambda: jobs.schedule_tick(tournament))
         except ActionError as exc:
             form.add_error(None, exc.message)
@@ -89,7 +90,7 @@ def new(request):
 
 @require_safe
 def page(request, tournament_id: str):
-    """An arena's page."""
+    """A tournament's page (an arena's, a Swiss event's or a round robin's)."""
     tournament = _tournament_or_404(tournament_id)
     pid = player_id(request)
     data = standings.public(tournament.id)
@@ -98,6 +99,7 @@ def page(request, tournament_id: str):
     over = tournament.status == Tournament.Status.FINISHED
     return render(request, "tournaments/page.html", {
         "tournament": tournament, "data": data, "entry": entry, "mine": mine, "you": pid,
+        "rounds_event": tournament.system != Tournament.System.ARENA,
         "podium": data["standings"][:3] if over else [],
         "games": standings.games_of(tournament.id) if over else [],
         "is_creator": tournament.created_by == pid,

@@ -1,8 +1,9 @@
-// An arena's page, live: the countdown, the standings and top games pushed over the tournament's
+// A tournament's page, live (an arena's; a Swiss event's or round robin's standings with their
+// tie-breaks and the round's pairing board): the countdown, the standings and top games pushed over the tournament's
 // socket (at most once a second), and the page going to the player's new game by itself, with a
 // sound, when the player is paired.
 
-import { gettext } from './i18n.js';
+import { gettext, interpolate } from './i18n.js';
 import { follow } from './arena_socket.js';
 import { SoundPlayer } from './sound.js';
 
@@ -68,7 +69,12 @@ function renderStandings(rows) {
     if (r.withdrawn) tr.dataset.withdrawn = '';
     const score = cell(String(r.score));
     if (r.fire) score.append(' ', flame());
-    tr.append(cell(String(r.rank)), cell(r.name, 'th'), score, cell(String(r.games)), cell(String(r.performance)));
+    if ('buchholz' in r) {
+      tr.append(cell(String(r.rank)), cell(r.name, 'th'), score, cell(String(r.buchholz)),
+        cell(String(r.sonneborn_berger)), cell(String(r.games)));
+    } else {
+      tr.append(cell(String(r.rank)), cell(r.name, 'th'), score, cell(String(r.games)), cell(String(r.performance)));
+    }
     return tr;
   }));
   document.getElementById('standings-empty').hidden = rows.length > 0;
@@ -87,9 +93,32 @@ function renderTop(games) {
   document.getElementById('top-empty').hidden = games.length > 0;
 }
 
+/** A Swiss event's or round robin's pairing board: board, Black (a link to the game), White or a bye, result. */
+function renderBoard(rows, round, rounds) {
+  const body = document.getElementById('board-body');
+  body.replaceChildren(...rows.map((b) => {
+    const tr = document.createElement('tr');
+    const black = cell(b.game ? '' : b.black, 'th');
+    if (b.game) {
+      const a = document.createElement('a');
+      a.href = `/g/${b.game}/`;
+      a.textContent = b.black;
+      black.append(a);
+    }
+    tr.append(cell(String(b.board)), black, cell(b.white ?? gettext('Bye')), cell(b.result));
+    return tr;
+  }));
+  document.getElementById('board-empty').hidden = rows.length > 0;
+  const title = document.getElementById('board-round');
+  if (title && round) title.textContent = interpolate(gettext('(round %s)'), [round]);
+  const roundText = document.getElementById('round-text');
+  if (roundText && round) roundText.textContent = interpolate(gettext('Round %s of %s'), [round, rounds]);
+}
+
 function onStandings(msg) {
   renderStandings(msg.standings);
-  renderTop(msg.top);
+  if (msg.board) renderBoard(msg.board, msg.round, msg.rounds);
+  else renderTop(msg.top);
   document.getElementById('players-count').textContent = `(${msg.players})`;
   secondsLeft = msg.seconds_left;
   if (msg.status !== status) window.location.reload();

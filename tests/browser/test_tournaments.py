@@ -98,3 +98,32 @@ def test_the_new_arena_page_has_no_axe_violations(server, new_context):
     page.goto(server.url + "/tournaments/new")
     expect(page.locator("#sign-in-to-create")).to_be_visible()
     assert_clean(page, "the new arena page")
+
+
+SWISS_ROUND_ONE = """
+import uuid
+from django.utils import timezone
+from game.tournaments import arena, jobs
+from game.tournaments.models import Tournament
+from tests.ratings.helpers import account
+tag = uuid.uuid4().hex[:6]
+t = arena.create(account("swisshost" + tag), "Browser Swiss", "3+0", 0, timezone.now(), rated=False,
+                 system=Tournament.System.SWISS, rounds=4)
+for i in range(3):
+    arena.join(t.id, account(f"swiss{i}{tag}"), f"swissplayer{i}")
+jobs.tick(t.id)
+print(t.id)
+"""
+
+
+@pytest.mark.parametrize("viewport", [{"width": 390, "height": 844}, {"width": 844, "height": 390}])
+def test_a_swiss_rounds_pairing_board_has_no_axe_violations(server, server_env, new_context, viewport, tmp_path):
+    tournament_id = shell(server_env, SWISS_ROUND_ONE)
+    page = new_context().new_page()
+    page.set_viewport_size(viewport)
+    page.goto(f"{server.url}/tournaments/{tournament_id}")
+    expect(page.locator("#round-text")).to_have_text(re.compile("Round 1 of 4"))
+    expect(page.locator("#board-body tr")).to_have_count(2)
+    expect(page.locator("#board-body tr").nth(1)).to_contain_text("Bye")
+    page.screenshot(path=str(tmp_path / f"swiss-{viewport['width']}.png"), full_page=True)
+    assert_clean(page, "a Swiss round's page")
