@@ -276,10 +276,7 @@ def _move(game: Game, record: rules.Game | None, player_id: str | None, text: st
     else:
         if finisher.ends_rated_game(game, decided.changes):
             return None     # its ratings are settled under the row lock
-        try:
-            if not store.move_if_unchanged(game, decided.played, finisher.complete(game, decided.changes)):
-                return None
-        except IntegrityError:
+        if not _stored_on_kept_row(game, decided):
             return None
         metrics.moves_on_kept_row.inc()
     if game.control.days:
@@ -288,6 +285,25 @@ def _move(game: Game, record: rules.Game | None, player_id: str | None, text: st
     progress = Progress(game, [events.move_event(game, decided.record, decided.move)])
     progress.keep_on_commit(kept_after(game, decided.record))
     return progress
+
+
+class _NotStored(Exception):
+    """The kept row's version moved: the move was not stored."""
+
+
+def _stored_on_kept_row(game: Game, decided: _Decided) -> bool:
+    """Store ``decided`` on the kept ``game`` (:func:`store.move_if_unchanged`); whether it was.  A
+    move that ends the game is written in a transaction of its own, rolled back when nothing was
+    stored, so the end is announced (:func:`finisher.complete`, on commit) only once it is stored."""
+    try:
+        if not finisher.ends(game, decided.changes):
+            return store.move_if_unchanged(game, decided.played, finisher.complete(game, decided.changes))
+        with transaction.atomic():
+            if not store.move_if_unchanged(game, decided.played, finisher.complete(game, decided.changes)):
+                raise _NotStored
+        return True
+    except (IntegrityError, _NotStored):
+        return False
 
 
 def _decide(game: Game, record: rules.Game | None, player_id: str | None, text: str, v: int,

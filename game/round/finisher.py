@@ -84,6 +84,12 @@ def complete(game: Game, changes: dict[str, Any], by: Color | None = None,
     return changes
 
 
+def ends(game: Game, changes: dict[str, Any]) -> bool:
+    """Whether ``changes`` end ``game`` (finished or aborted), which :func:`complete` then announces
+    once the transaction that stores them commits."""
+    return changes.get("status") in ENDED and not game.is_over
+
+
 def ends_rated_game(game: Game, changes: dict[str, Any]) -> bool:
     """Whether ``changes`` end the rated ``game`` with a result to rate (its end settles the
     ratings, which needs the row locked)."""

@@ -314,7 +314,7 @@ def move_if_unchanged(game: Game, played: tuple[int, str, str], changes: dict[st
         return _move_if_unchanged_in_turn(conn, sql, game, played, changes)
     nowait = never_waits()
     statement, params = _kept_move_statement(game, played, changes, nowait=nowait)
-    with (contextlib.nullcontext() if nowait else transaction.atomic(using=conn.alias)), \
+    with (contextlib.nullcontext() if nowait else transaction.atomic(using=conn.alias, savepoint=False)), \
             _busy_when_held(game.pk), conn.cursor() as cursor:
         if not nowait:
             wait_for_locks_at_most(conn.alias)   # a wait for the row, limited in its own transaction

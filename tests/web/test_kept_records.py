@@ -11,12 +11,13 @@ import time
 
 import pytest
 from django.db import connection, transaction
+from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from prometheus_client import REGISTRY
 
 from game import errors, rules
 from game.models import Game
-from game.round import actions, drawer, store
+from game.round import actions, drawer, signals, store
 from game.round.records import Kept
 from tests.web.conftest import row_held
 
@@ -197,7 +198,9 @@ def test_a_move_that_ends_a_game_from_a_kept_row_ends_it_as_the_locked_way_does(
     play(game.id, "10-14")
     game, statements = play(game.id, "18x9")
     if connection.vendor == "postgresql":
-        assert [sql.split()[0] for sql in statements] == ["BEGIN", "SET", "WITH", "COMMIT"]
+        # After the commit, the end is announced: the tournaments ask whether it was an arena's game.
+        assert [sql.split()[0] for sql in statements] == ["BEGIN", "SET", "WITH", "COMMIT", "SELECT"]
+        assert "tournaments_pairing" in statements[-1]
     stored = Game.objects.get(pk=game.id)
     assert (stored.status, stored.result, stored.termination, stored.ply) == (
         Game.Status.FINISHED, "0-1", game.termination, 2)
@@ -259,3 +262,34 @@ def test_racing_moves_for_a_kept_row_land_once():
     assert set(results) - {"ok"} <= {"stale", "not_your_turn"}
     stored = Game.objects.get(pk=game_id)
     assert (stored.ply, stored.version, stored.move_set.count()) == (2, first.version + 1, 2)
+
+
+def ended_as_announced(game_id: str, text: str) -> list[str]:
+    """Play ``text``; the game's status as stored each time :data:`signals.game_ended` was sent."""
+    seen: list[str] = []
+
+    def receiver(sender, game, **kwargs):
+        seen.append(Game.objects.get(pk=game.pk).status)
+
+    signals.game_ended.connect(receiver)
+    try:
+        play(game_id, text)
+    finally:
+        signals.game_ended.disconnect(receiver)
+    return seen
+
+
+def test_a_game_ending_move_from_a_kept_row_is_announced_once_stored():
+    game = actions.create_game(ALICE, "alice", "B", start_fen="B:W18:B10")
+    actions.join_game(game.id, BOB, "bob")
+    play(game.id, "10-14")
+    assert ended_as_announced(game.id, "18x9") == [Game.Status.FINISHED]
+
+
+def test_a_game_ending_move_whose_kept_row_moved_is_announced_once_by_the_locked_way():
+    game = actions.create_game(ALICE, "alice", "B", start_fen="B:W18:B10")
+    actions.join_game(game.id, BOB, "bob")
+    play(game.id, "10-14")
+    Game.objects.filter(pk=game.id).update(version=F("version") + 1)   # changed elsewhere: the kept row is stale
+    assert ended_as_announced(game.id, "18x9") == [Game.Status.FINISHED]
+    assert Game.objects.get(pk=game.id).move_set.count() == 2

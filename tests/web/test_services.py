@@ -182,8 +182,8 @@ def test_a_move_locks_then_stores_its_ply_and_the_game_in_one_statement_on_postg
         actions.play_move(game.id, BOB, "22-18", version)
     sent = [q["sql"].split()[0] for q in queries.captured_queries]
     if connection.vendor == "postgresql":
-        assert sent == ["BEGIN", "SELECT", "WITH", "COMMIT"]
-        assert "INSERT INTO" in queries.captured_queries[2]["sql"]
+        assert sent == ["BEGIN", "SET", "SELECT", "WITH", "COMMIT"]   # SET: lock_timeout for this transaction
+        assert "INSERT INTO" in queries.captured_queries[3]["sql"]
     else:
         assert sent == ["BEGIN", "SELECT", "INSERT", "UPDATE", "COMMIT"]
     game.refresh_from_db()
