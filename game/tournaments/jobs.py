@@ -19,6 +19,7 @@ from typing import Any
 
 import django_rq
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from game.errors import ActionError
@@ -85,6 +86,8 @@ def _pair_locked(tournament_id: str) -> list[Game]:
     ranks = {entry.player_id: index for index, entry in enumerate(standings.ranked(tournament_id))}
     free = {e.player_id: e for e in Entry.objects.filter(tournament=tournament, withdrawn=False,
                                                          free_since__isnull=False)}
+    for player in seated_elsewhere(list(free)):
+        del free[player]
     now = timezone.now()
     pairs = pairing.pair([pairing.Waiting(e.player_id, ranks[e.player_id], e.last_opponent,
                                           (now - e.free_since).total_seconds()) for e in free.values()
@@ -95,6 +98,13 @@ def _pair_locked(tournament_id: str) -> list[Game]:
         if game is not None:
             started.append(game)
     return started
+
+
+def seated_elsewhere(player_ids: list[str]) -> set[str]:
+    """Which of ``player_ids`` hold a seat in an arena game not scored yet (of any arena): one who
+    joined another arena while playing there waits for that game's end before being paired."""
+    busy = Pairing.objects.filter(scored=False).filter(Q(black__in=player_ids) | Q(white__in=player_ids))
+    return {p for pair in busy.values_list("black", "white") for p in pair} & set(player_ids)
 
 
 def _start(tournament: Tournament, first: Entry, second: Entry) -> Game | None:
