@@ -21,8 +21,10 @@ from game.errors import ActionError
 from game.models import Game
 from game.names import clean_name
 from game.ratings import games as ratings
+from game.ratings import links
 from game.ratings.categories import category_of
 from game.round import berserk as round_berserk
+from game.round import finisher
 from game.round.progress import Progress
 from game.rules import Color, Termination, ballots
 
@@ -223,8 +225,8 @@ def never_moved(game: Game, side: Color) -> bool:
 def record(game_id: str) -> Pairing | None:
     """Score the end of an arena game (once: a second call changes nothing): each player's points,
     streak, games and performance, and both free to pair again; a game that ended after the
-    arena's end, or was aborted, scores nothing.  Returns the pairing, or None for a game of no
-    arena or one not over."""
+    arena's end, was aborted, or was not played for (:func:`played_for`) scores nothing.  Returns
+    the pairing, or None for a game of no arena or one not over."""
     with transaction.atomic():
         pairing = Pairing.objects.select_for_update().filter(game_id=game_id).first()
         if pairing is None or pairing.scored:
@@ -234,7 +236,7 @@ def record(game_id: str) -> Pairing | None:
             return None
         tournament = Tournament.objects.get(pk=pairing.tournament_id)
         counts = game.status == Game.Status.FINISHED and tournament.status == Tournament.Status.STARTED \
-            and (game.finished_at or timezone.now()) <= tournament.ends_at
+            and (game.finished_at or timezone.now()) <= tournament.ends_at and played_for(game)
         moves = (game.ply - ballots.opening_plies(game.ballot)) // 2
         now = timezone.now()
         entries = {e.player_id: e for e in Entry.objects.select_for_update().filter(
@@ -251,6 +253,14 @@ def record(game_id: str) -> Pairing | None:
         pairing.scored = True
         pairing.save()
         return pairing
+
+
+def played_for(game: Game) -> bool:
+    """Whether the finished ``game``'s result may earn arena points: each side made its first
+    moves (:func:`game.round.finisher.earned`: a game given up at once scores nothing, casual or
+    rated) and its players are not one person's accounts (:func:`game.ratings.links.link`), so
+    that no points are farmed between one's own accounts."""
+    return finisher.earned(game) and links.link(game.black_player or "", game.white_player or "") is None
 
 
 def _score_entry(entry: Entry, game: Game, side: Color, opponent: Entry, pairing: Pairing, moves: int) -> int:

@@ -9,7 +9,8 @@ from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
-from game.models import Game
+from game.models import Account, Game
+from game.ratings import links
 from game.round import actions
 from game.tournaments import arena, jobs
 from game.tournaments.models import Entry, Pairing
@@ -44,3 +45,55 @@ def test_a_player_playing_in_one_arena_is_not_seated_in_another_until_that_game_
     jobs.pair_arena(second.id)
     assert {p for pairing in Pairing.objects.filter(tournament=second) for p in (pairing.black, pairing.white)} \
         == {cheat, other}
+
+
+OPENING = ["11-15", "23-19", "8-11", "22-17"]
+
+
+def paired_pair(rated: bool, farmer: str, puppet: str) -> tuple[str, Game]:
+    tournament = arena.create(account("host"), "Farm", "3+0", 30, timezone.now(), rated=rated)
+    for player in (farmer, puppet):
+        arena.join(tournament.id, player, player[:8])
+    jobs.tick(tournament.id)
+    pairing = arena.current_pairing(tournament.id, farmer)
+    assert pairing is not None
+    return tournament.id, Game.objects.get(pk=pairing.game_id)
+
+
+def points(tournament_id: str, player: str) -> tuple[int, int]:
+    entry = Entry.objects.get(tournament_id=tournament_id, player_id=player)
+    return entry.score, entry.games
+
+
+def test_a_casual_arena_game_given_up_at_once_scores_nothing():
+    farmer, puppet = account("farmer"), account("puppet")
+    tournament_id, game = paired_pair(False, farmer, puppet)
+    actions.resign(game.id, puppet)
+    pairing = arena.record(game.id)
+    assert (pairing.black_points, pairing.white_points) == (None, None)
+    assert points(tournament_id, farmer) == (0, 0) and points(tournament_id, puppet) == (0, 0)
+
+
+def test_arena_points_between_one_persons_accounts_count_nothing():
+    farmer, puppet = account("farmer"), account("puppet")
+    device = links.new_device_id()
+    for player in (farmer, puppet):
+        links.note_sign_in(Account.objects.get(player_id=player), device, None, new=False)
+    tournament_id, game = paired_pair(True, farmer, puppet)
+    for text in OPENING:
+        game.refresh_from_db()
+        actions.play_move(game.id, game.player(game.turn), text, game.version)
+    actions.resign(game.id, puppet)
+    arena.record(game.id)
+    assert points(tournament_id, farmer) == (0, 0) and points(tournament_id, puppet) == (0, 0)
+
+
+def test_a_game_played_for_between_strangers_scores():
+    alice, bob = account("alice"), account("bob")
+    tournament_id, game = paired_pair(True, alice, bob)
+    for text in OPENING:
+        game.refresh_from_db()
+        actions.play_move(game.id, game.player(game.turn), text, game.version)
+    actions.resign(game.id, bob)
+    arena.record(game.id)
+    assert points(tournament_id, alice) == (2, 1) and points(tournament_id, bob) == (0, 1)
