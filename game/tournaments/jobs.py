@@ -21,6 +21,7 @@ import django_rq
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from redis.exceptions import RedisError
 
 from game.errors import ActionError
 from game.models import Game
@@ -145,10 +146,16 @@ def tick_job_id(tournament_id: str, due: datetime) -> str:
     return f"arena-tick-{tournament_id}-{int(due.timestamp())}"
 
 
-def schedule_tick(tournament: Tournament) -> None:
-    """Put the arena's first tick on RQ's scheduler at its start."""
-    _queue().enqueue_at(tournament.starts_at, tick, tournament.id,
-                        job_id=tick_job_id(tournament.id, tournament.starts_at), result_ttl=0)
+def schedule_tick(tournament: Tournament) -> bool:
+    """Put the arena's first tick on RQ's scheduler at its start.  Returns False, logged, when
+    Redis refused it: the arena stands, and :func:`revive_ticks` puts its tick there later."""
+    try:
+        _queue().enqueue_at(tournament.starts_at, tick, tournament.id,
+                            job_id=tick_job_id(tournament.id, tournament.starts_at), result_ttl=0)
+    except RedisError as exc:
+        log.warning("tournaments: the first tick of %s could not be scheduled: %s", tournament.id, exc)
+        return False
+    return True
 
 
 def tick(tournament_id: str) -> None:

@@ -4,6 +4,7 @@ between one person's accounts, and an action that must not fail when Redis is do
 from __future__ import annotations
 
 import django_rq
+import django_rq.settings
 import pytest
 from django.conf import settings
 from django.test import Client
@@ -13,7 +14,7 @@ from game.models import Account, Game
 from game.ratings import links
 from game.round import actions
 from game.tournaments import arena, jobs
-from game.tournaments.models import Entry, Pairing
+from game.tournaments.models import Entry, Pairing, Tournament
 from tests.ratings.helpers import account
 from tests.tournaments.helpers import clear_tournament_jobs
 
@@ -97,3 +98,32 @@ def test_a_game_played_for_between_strangers_scores():
     actions.resign(game.id, bob)
     arena.record(game.id)
     assert points(tournament_id, alice) == (2, 1) and points(tournament_id, bob) == (0, 1)
+
+
+@pytest.fixture
+def tournaments_redis_down(empty_queue):
+    """The ``tournaments`` queue's Redis stopped: its URL a port nothing listens on, until the test ends."""
+    config = django_rq.settings.QUEUES[jobs.QUEUE]
+    running, config["URL"] = config["URL"], "redis://127.0.0.1:1/0"
+    try:
+        yield
+    finally:
+        config["URL"] = running
+
+
+def test_joining_pausing_and_creating_work_while_the_queues_redis_is_down(tournaments_redis_down):
+    host = account("host")
+    tournament = arena.create(host, "Casual", "3+0", 30, timezone.now(), rated=False)
+    guest = Client(raise_request_exception=False)
+    joined = guest.post(f"/tournaments/{tournament.id}/join")
+    assert joined.status_code == 302 and joined.url == f"/tournaments/{tournament.id}"
+    assert Entry.objects.filter(tournament=tournament, withdrawn=False).count() == 1
+    paused = guest.post(f"/tournaments/{tournament.id}/withdraw")
+    assert paused.status_code == 302
+    assert Entry.objects.filter(tournament=tournament, withdrawn=True).count() == 1
+    creator = Client(raise_request_exception=False)
+    assert creator.post("/accounts/login/", {"login": "host", "password": "host-Pass-2026!"}).status_code == 302
+    created = creator.post("/tournaments/new", {"name": "Made while down", "time_control": "3+0", "minutes": 30,
+                                                "starts_in": 10, "rated": "on"})
+    made = Tournament.objects.get(name="Made while down")
+    assert created.status_code == 302 and created.url == f"/tournaments/{made.id}"
