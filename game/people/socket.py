@@ -31,7 +31,7 @@ from game.models import Account
 from game.people import challenges, follows
 from game.profiles import reads as profile_reads
 from game.round import admission
-from game.sockets import RATE_LIMITED, Guard, ProtocolError, decode_frame, in_db_thread
+from game.sockets import RATE_LIMITED, Guard, ProtocolError, decode_frame, in_db_thread, storable
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ def signed_in(session) -> Account | None:
 
 def _text(data: dict, field: str, longest: int = 64) -> str:
     value = data.get(field)
-    if not isinstance(value, str) or not 0 < len(value) <= longest:
+    if not isinstance(value, str) or not 0 < len(value) <= longest or not storable(value):
         raise ProtocolError("bad_message", _("A field is missing or malformed."))
     return value
 
