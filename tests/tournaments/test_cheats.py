@@ -1,12 +1,12 @@
-"""An arena attacked as a cheater would: a seat in two arena games at once, arena points farmed
-between one person's accounts, and an action that must not fail when Redis is down."""
+"""An arena attacked as a cheater would: a seat in two arena games at once, arena points farmed by
+a game given up at once or between one person's accounts, and a join, pause or new arena while
+the queues' Redis is down (the action stands, no HTTP 500)."""
 
 from __future__ import annotations
 
 import django_rq
 import django_rq.settings
 import pytest
-from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
