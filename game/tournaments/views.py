@@ -95,13 +95,14 @@ def page(request, tournament_id: str):
     data = standings.public(tournament.id)
     entry = Entry.objects.filter(tournament=tournament, player_id=pid).first()
     mine = arena.current_pairing(tournament.id, pid) if entry else None
+    you = standings.row_key(tournament.id, pid)
     over = tournament.status == Tournament.Status.FINISHED
     return render(request, "tournaments/page.html", {
-        "tournament": tournament, "data": data, "entry": entry, "mine": mine, "you": pid,
+        "tournament": tournament, "data": data, "entry": entry, "mine": mine, "you": you,
         "podium": data["standings"][:3] if over else [],
         "games": standings.games_of(tournament.id) if over else [],
         "is_creator": tournament.created_by == pid,
-        "config": {"id": tournament.id, "wsPath": f"/ws/tournament/{tournament.id}/", "you": pid,
+        "config": {"id": tournament.id, "wsPath": f"/ws/tournament/{tournament.id}/", "you": you,
                    "secondsLeft": data["seconds_left"], "status": tournament.status},
     })
 
