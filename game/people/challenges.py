@@ -23,6 +23,7 @@ from game.errors import ActionError
 from game.i18n import lazy_text
 from game.models import Account, Game
 from game.people.models import Challenge
+from game.ratings import games as ratings
 from game.round import actions
 from game.round.fanout import publish_sync
 
@@ -48,7 +49,8 @@ def send(challenger: Account, username: str, time_control: str, color: str, rate
          now: datetime | None = None) -> Challenge:
     """Challenge the account named ``username`` (any case) from ``challenger``.  Returns the open
     challenge.  Raises :class:`ActionError`: ``no_such_player``, ``self_challenge``,
-    ``bad_time_control``, ``bad_color``, ``unrated_control`` (rated and untimed),
+    ``bad_time_control``, ``bad_color``, ``unrated_control`` (rated and untimed), ``playban`` (rated,
+    and the challenger closed out of rated play: :func:`game.ratings.games.check_rated`),
     ``already_challenged`` (an open one to that player), ``challenged_lately``
     (:data:`MAX_TO_ONE_PLAYER` to that player within :data:`CHALLENGE_TTL_S`), ``too_many_challenges``
     (:data:`MAX_OPEN`).
@@ -65,9 +67,9 @@ def send(challenger: Account, username: str, time_control: str, color: str, rate
         raise ActionError("bad_time_control", _("Choose a time control such as 5+3, 1d or untimed.")) from None
     if color not in ("B", "W", "random"):
         raise ActionError("bad_color", _("Choose Black, White or a random colour."))
-    if rated and not control.timed:
-        raise ActionError("unrated_control", _("Untimed games are not rated: choose a time control for "
-                                               "a rated game."))
+    if rated:
+        # the challenger's own part of the checks the accept makes: refused here, to the challenger
+        ratings.check_rated(control, challenger.player_id)
     with transaction.atomic():
         mine = list(_open(now).select_for_update().filter(challenger=challenger.player_id))
         if any(c.challenged == target.player_id for c in mine):
