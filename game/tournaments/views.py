@@ -19,10 +19,13 @@ from django.db import transaction
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST, require_safe
 
+from game import http_limits
 from game.accounts import identity
 from game.errors import ActionError
+from game.i18n import lazy_text
 from game.names import display_name
 from game.round.fanout import publish_sync
 
@@ -119,9 +122,17 @@ def _act(request, tournament_id: str, action) -> bool:
 
 @require_POST
 def join(request, tournament_id: str):
-    """Join (or come back)."""
+    """Join (or come back).  A passworded arena's joins count against
+    :data:`game.http_limits.TOURNAMENT_JOIN` (each hashes the password tried): over it, refused
+    with a message saying when to try again, before any password is checked."""
     pid, name = player_id(request), _name(request)
     password = request.POST.get("password", "")[:60]
+    if Tournament.objects.filter(pk=tournament_id).exclude(password="").exists():
+        wait = http_limits.retry_after(http_limits.TOURNAMENT_JOIN, pid, http_limits.client_address(request))
+        if wait is not None:
+            messages.error(request, str(lazy_text(_("Too many tries to join this tournament; try again in "
+                                                    "%(seconds)s s."), seconds=wait)))
+            return redirect("tournament", tournament_id=tournament_id)
     _act(request, tournament_id, lambda: arena.join(tournament_id, pid, name, password))
     return redirect("tournament", tournament_id=tournament_id)
 

@@ -157,3 +157,16 @@ def test_the_standings_show_no_players_id_and_mark_the_viewers_own_row(alice, bo
         assert player not in page and player not in sent
     [own] = [r for r in standings.public(tournament.id)["standings"] if r["name"] == "alice"]
     assert f'"you": "{own["player"]}"' in page and page.count('<tr class="you"') == 1
+
+
+def test_guessing_a_tournaments_password_is_stopped_by_the_join_limit(alice, settings):
+    settings.TOURNAMENT_JOIN_RATE_LIMIT_SESSION = "3/minute"
+    tournament = arena.create(account("host"), "Private", "3+0", 30, timezone.now(), rated=False,
+                              password="sesame")
+    client = client_of(alice)
+    for guess in ("a", "b", "c"):
+        page = client.post(f"/tournaments/{tournament.id}/join", {"password": guess}, follow=True).content.decode()
+        assert "That is not the tournament&#x27;s password." in page
+    refused = client.post(f"/tournaments/{tournament.id}/join", {"password": "sesame"}, follow=True).content.decode()
+    assert "Too many tries to join this tournament; try again in" in refused
+    assert not Entry.objects.filter(tournament=tournament).exists()
