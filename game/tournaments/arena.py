@@ -18,7 +18,7 @@ from django.utils.translation import gettext_lazy as _
 
 from game.clock import FIRST_MOVE_S, TimeControl, TimeControlError
 from game.errors import ActionError
-from game.models import Game
+from game.models import Account, Game
 from game.names import clean_name
 from game.ratings import games as ratings
 from game.ratings import links
@@ -66,18 +66,20 @@ def create(player_id: str, name: str, time_control: str, minutes: int, starts_at
     name = clean_name(name)
     if not MIN_MINUTES <= minutes <= MAX_MINUTES:
         raise ActionError("bad_duration", _("An arena lasts from 10 to 240 minutes."))
-    if schedule_key is None:
-        now = timezone.now()
-        if not now - timedelta(minutes=1) <= starts_at <= now + MAX_AHEAD:
-            raise ActionError("bad_start", _("An arena starts within the next seven days."))
-        if not ratings.is_account(player_id):
-            raise ActionError("sign_in_required", _("Sign in to create a tournament."))
-        if Tournament.objects.filter(created_by=player_id, status__in=(
-                Tournament.Status.CREATED, Tournament.Status.STARTED)).count() >= MAX_OPEN_PER_CREATOR:
-            raise ActionError("too_many_tournaments", _("You have three tournaments to come already."))
-    return Tournament.objects.create(
-        name=name, time_control=str(control), minutes=minutes, starts_at=starts_at, rated=bool(rated),
-        created_by=player_id, schedule_key=schedule_key, password=make_password(password) if password else "")
+    with transaction.atomic():
+        if schedule_key is None:
+            now = timezone.now()
+            if not now - timedelta(minutes=1) <= starts_at <= now + MAX_AHEAD:
+                raise ActionError("bad_start", _("An arena starts within the next seven days."))
+            # The creator's account row locked: two creates of one player (two tabs) count in turn.
+            if not Account.objects.select_for_update().filter(player_id=player_id or "").exists():
+                raise ActionError("sign_in_required", _("Sign in to create a tournament."))
+            if Tournament.objects.filter(created_by=player_id, status__in=(
+                    Tournament.Status.CREATED, Tournament.Status.STARTED)).count() >= MAX_OPEN_PER_CREATOR:
+                raise ActionError("too_many_tournaments", _("You have three tournaments to come already."))
+        return Tournament.objects.create(
+            name=name, time_control=str(control), minutes=minutes, starts_at=starts_at, rated=bool(rated),
+            created_by=player_id, schedule_key=schedule_key, password=make_password(password) if password else "")
 
 
 def finished_or_none(tournament_id: str) -> Tournament | None:

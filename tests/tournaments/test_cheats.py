@@ -1,15 +1,20 @@
 """An arena attacked as a cheater would: a seat in two arena games at once, arena points farmed by
 a game given up at once or between one person's accounts, and a join, pause or new arena while
-the queues' Redis is down (the action stands, no HTTP 500)."""
+the queues' Redis is down (the action stands, no HTTP 500), two tabs creating arenas at once past
+the creator's limit."""
 
 from __future__ import annotations
+
+import threading
 
 import django_rq
 import django_rq.settings
 import pytest
+from django.db import OperationalError, connection, connections, transaction
 from django.test import Client
 from django.utils import timezone
 
+from game.errors import ActionError
 from game.models import Account, Game
 from game.ratings import links
 from game.round import actions
@@ -127,3 +132,34 @@ def test_joining_pausing_and_creating_work_while_the_queues_redis_is_down(tourna
                                                 "starts_in": 10, "rated": "on"})
     made = Tournament.objects.get(name="Made while down")
     assert created.status_code == 302 and created.url == f"/tournaments/{made.id}"
+
+
+@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="PostgreSQL's row locks")
+def test_a_create_waits_for_another_create_of_the_same_player_to_count_its_arenas():
+    host = account("host")
+    for n in range(arena.MAX_OPEN_PER_CREATOR - 1):
+        arena.create(host, f"Mine {n}", "3+0", 30, timezone.now())
+    holding, release = threading.Event(), threading.Event()
+
+    def other_tab():
+        # A create of the same player under way in another process: it holds that player's row.
+        with transaction.atomic():
+            arena.create(host, "The other tab's", "3+0", 30, timezone.now())
+            holding.set()
+            release.wait(30)
+        connections.close_all()
+
+    tab = threading.Thread(target=other_tab)
+    tab.start()
+    try:
+        assert holding.wait(30)
+        with pytest.raises(OperationalError), transaction.atomic():
+            connection.cursor().execute("SET LOCAL lock_timeout = '100ms'")
+            arena.create(host, "This tab's", "3+0", 30, timezone.now())
+    finally:
+        release.set()
+        tab.join()
+    with pytest.raises(ActionError) as refused:
+        arena.create(host, "This tab's", "3+0", 30, timezone.now())
+    assert refused.value.code == "too_many_tournaments"
+    assert Tournament.objects.filter(created_by=host).count() == arena.MAX_OPEN_PER_CREATOR
