@@ -43,6 +43,7 @@ Environment variables:
 ``GAME_ADDRESS_RATE_LIMIT`` messages of all of a client address's game sockets (``100/second;3000/minute``).
 ``ANALYSIS_RATE_LIMIT_SESSION``, ``ANALYSIS_RATE_LIMIT_ADDRESS``, ``GAME_CREATE_RATE_LIMIT_SESSION``,
 ``GAME_CREATE_RATE_LIMIT_ADDRESS``  HTTP limits on searches and new games (docs/deploy.md).
+``TOURNAMENT_JOIN_RATE_LIMIT_SESSION``, ``TOURNAMENT_JOIN_RATE_LIMIT_ADDRESS``  joins of a passworded arena.
 ``PDN_RATE_LIMIT_SESSION``, ``PDN_RATE_LIMIT_ADDRESS``, ``PDN_RATE_LIMIT_ANONYMOUS``, ``PDN_DOWNLOADS_PER_PROCESS``,
 ``PDN_DOWNLOAD_THREADS``, ``PDN_DOWNLOAD_DEADLINE_S``  whole-archive downloads (docs/profiles.md).
 ``COMPUTER_MIN_THINK_MS``   the least time the computer takes over a move (default 400).
@@ -318,6 +319,9 @@ ANALYSIS_RATE_LIMIT_SESSION = env("ANALYSIS_RATE_LIMIT_SESSION", default="30/min
 ANALYSIS_RATE_LIMIT_ADDRESS = env("ANALYSIS_RATE_LIMIT_ADDRESS", default="120/minute")
 GAME_CREATE_RATE_LIMIT_SESSION = env("GAME_CREATE_RATE_LIMIT_SESSION", default="10/minute;60/hour")
 GAME_CREATE_RATE_LIMIT_ADDRESS = env("GAME_CREATE_RATE_LIMIT_ADDRESS", default="60/minute;600/hour")
+# Joins of a passworded arena (each a password hashed: game/tournaments/views.py): guessing stops here.
+TOURNAMENT_JOIN_RATE_LIMIT_SESSION = env("TOURNAMENT_JOIN_RATE_LIMIT_SESSION", default="10/minute;60/hour")
+TOURNAMENT_JOIN_RATE_LIMIT_ADDRESS = env("TOURNAMENT_JOIN_RATE_LIMIT_ADDRESS", default="30/minute;300/hour")
 # A player's whole archive as one PDN file (game/profiles/downloads.py, docs/profiles.md): per session,
 # per address, per address again for clients without a session; at most so many at once in a process,
 # read in so many threads; cut visibly (the connection aborted) when not done within the deadline,

@@ -9,7 +9,9 @@ puts the real one there).  The limits are settings in limits' notation
 - analysis searches (``POST /analysis/search``): ``ANALYSIS_RATE_LIMIT_SESSION``,
   ``ANALYSIS_RATE_LIMIT_ADDRESS``;
 - new games (``POST /`` and ``POST /computer``): ``GAME_CREATE_RATE_LIMIT_SESSION``,
-  ``GAME_CREATE_RATE_LIMIT_ADDRESS``.
+  ``GAME_CREATE_RATE_LIMIT_ADDRESS``;
+- joins of a passworded arena (``POST /tournaments/<id>/join``): ``TOURNAMENT_JOIN_RATE_LIMIT_SESSION``,
+  ``TOURNAMENT_JOIN_RATE_LIMIT_ADDRESS`` (refused with a message on the arena's page).
 
 Over a limit the request is answered 429 (:func:`json_refusal`,
 :func:`page_refusal`) with ``Retry-After``.  When Redis cannot answer, the
@@ -60,6 +62,8 @@ class Rule:
 
 ANALYSIS = Rule("analysis", "ANALYSIS_RATE_LIMIT_SESSION", "ANALYSIS_RATE_LIMIT_ADDRESS")
 GAME_CREATE = Rule("game_create", "GAME_CREATE_RATE_LIMIT_SESSION", "GAME_CREATE_RATE_LIMIT_ADDRESS")
+#: Joins of a passworded arena (:mod:`game.tournaments.views`): each one hashes a password.
+TOURNAMENT_JOIN = Rule("tournament_join", "TOURNAMENT_JOIN_RATE_LIMIT_SESSION", "TOURNAMENT_JOIN_RATE_LIMIT_ADDRESS")
 
 #: The limited requests: ``POST <path>`` and its rule.
 LIMITED = {"/": GAME_CREATE, "/computer": GAME_CREATE, "/analysis/search": ANALYSIS}

@@ -286,6 +286,18 @@ class ProtocolError(ValueError):
         self.message = message
 
 
+def storable(text: str) -> bool:
+    """Whether ``text`` (a frame's field) may be compared with stored text: PostgreSQL refuses a NUL
+    character, and a lone surrogate (which JSON lets through) has no UTF-8."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def decode_frame(text: str | None, binary: bytes | None) -> dict[str, Any]:
     """Decode one websocket frame into a JSON object.
 

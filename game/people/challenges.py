@@ -23,6 +23,7 @@ from game.errors import ActionError
 from game.i18n import lazy_text
 from game.models import Account, Game
 from game.people.models import Challenge
+from game.ratings import games as ratings
 from game.round import actions
 from game.round.fanout import publish_sync
 
@@ -30,6 +31,9 @@ from game.round.fanout import publish_sync
 CHALLENGE_TTL_S = 10 * 60
 #: Open challenges one player may have sent at once.
 MAX_OPEN = 3
+#: Challenges one player may send to one other within :data:`CHALLENGE_TTL_S` seconds, whatever
+#: became of them (sent and cancelled again and again, each one a notice on every page of theirs).
+MAX_TO_ONE_PLAYER = 3
 #: The reasons a challenge may be declined with, by code.
 REASONS = {"not_now": _("Not now"), "too_fast": _("Too fast"), "too_slow": _("Too slow"),
            "casual_only": _("Casual games only"), "rated_only": _("Rated games only")}
@@ -45,8 +49,11 @@ def send(challenger: Account, username: str, time_control: str, color: str, rate
          now: datetime | None = None) -> Challenge:
     """Challenge the account named ``username`` (any case) from ``challenger``.  Returns the open
     challenge.  Raises :class:`ActionError`: ``no_such_player``, ``self_challenge``,
-    ``bad_time_control``, ``bad_color``, ``unrated_control`` (rated and untimed),
-    ``already_challenged`` (an open one to that player), ``too_many_challenges`` (:data:`MAX_OPEN`).
+    ``bad_time_control``, ``bad_color``, ``unrated_control`` (rated and untimed), ``playban`` (rated,
+    and the challenger closed out of rated play: :func:`game.ratings.games.check_rated`),
+    ``already_challenged`` (an open one to that player), ``challenged_lately``
+    (:data:`MAX_TO_ONE_PLAYER` to that player within :data:`CHALLENGE_TTL_S`), ``too_many_challenges``
+    (:data:`MAX_OPEN`).
     """
     now = now or timezone.now()
     target = Account.objects.select_related("user").filter(user__username__iexact=username).first()
@@ -60,13 +67,19 @@ def send(challenger: Account, username: str, time_control: str, color: str, rate
         raise ActionError("bad_time_control", _("Choose a time control such as 5+3, 1d or untimed.")) from None
     if color not in ("B", "W", "random"):
         raise ActionError("bad_color", _("Choose Black, White or a random colour."))
-    if rated and not control.timed:
-        raise ActionError("unrated_control", _("Untimed games are not rated: choose a time control for "
-                                               "a rated game."))
+    if rated:
+        # the challenger's own part of the checks the accept makes: refused here, to the challenger
+        ratings.check_rated(control, challenger.player_id)
     with transaction.atomic():
         mine = list(_open(now).select_for_update().filter(challenger=challenger.player_id))
         if any(c.challenged == target.player_id for c in mine):
             raise ActionError("already_challenged", _("You have already challenged this player."))
+        if Challenge.objects.filter(challenger=challenger.player_id, challenged=target.player_id,
+                                    created_at__gt=now - timedelta(seconds=CHALLENGE_TTL_S)).count() \
+                >= MAX_TO_ONE_PLAYER:
+            raise ActionError("challenged_lately", lazy_text(_("You have challenged this player %(max)s times "
+                                                               "in the last minutes: wait a while."),
+                                                             max=MAX_TO_ONE_PLAYER))
         if len(mine) >= MAX_OPEN:
             raise ActionError("too_many_challenges", lazy_text(_("You have %(max)s open challenges: wait for an "
                                                                  "answer or cancel one."), max=MAX_OPEN))

@@ -20,6 +20,7 @@ from game.errors import ActionError
 from game.lobby import pools
 from game.models import Account, Game
 from game.people.models import Follow
+from game.sockets import storable
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,7 @@ ONLINE_RENEW_S = 20.0
 
 
 def _account_named(username: object) -> Account:
-    if not isinstance(username, str) or not 0 < len(username) <= 150:
+    if not isinstance(username, str) or not 0 < len(username) <= 150 or not storable(username):
         raise ActionError("no_such_player", _("There is no player of that name."))
     account = Account.objects.select_related("user").filter(user__username__iexact=username).first()
     if account is None:

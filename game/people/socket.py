@@ -10,7 +10,9 @@ one for you), ``challenge_gone`` (answered, cancelled; ``reason`` when declined)
 ``unfollow`` (a username) change whom the player follows; ``following`` lists them, online or not,
 with their game in play (on connect and after each change), and ``turns`` counts the games waiting
 for the player's move (on connect and every 20 s: the "My games" badge).  Refusals are ``error``
-messages to the sender only.  A guest's socket is closed with 4401.  The protocol is in
+messages to the sender only.  A guest's socket is closed with 4401; a message of a socket whose
+log-in has ended since it opened (logged out in another tab, password changed) is refused
+``session_ended`` and the socket closed with 4409.  The protocol is in
 ``docs/protocol.md`` ("People socket").
 """
 
@@ -31,7 +33,7 @@ from game.models import Account
 from game.people import challenges, follows
 from game.profiles import reads as profile_reads
 from game.round import admission
-from game.sockets import RATE_LIMITED, Guard, ProtocolError, decode_frame, in_db_thread
+from game.sockets import RATE_LIMITED, Guard, ProtocolError, decode_frame, in_db_thread, storable
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +42,9 @@ CLOSE_NOT_SIGNED_IN = 4401
 #: Close code sent when the session or the client address holds its most people sockets
 #: (``PEOPLE_SOCKETS_PER_SESSION``, ``PEOPLE_SOCKETS_PER_ADDRESS``, counted across processes).
 CLOSE_TOO_MANY_SOCKETS = 4429
+#: Close code sent after a message of a socket whose log-in no longer holds (logged out, password
+#: changed, account deleted: :func:`game.sessions.log_in_holds`), as the game socket's.
+CLOSE_SESSION_ENDED = 4409
 #: Messages one people socket may send.
 RATE_LIMIT = "10/second;120/minute"
 
@@ -61,7 +66,7 @@ def signed_in(session) -> Account | None:
 
 def _text(data: dict, field: str, longest: int = 64) -> str:
     value = data.get(field)
-    if not isinstance(value, str) or not 0 < len(value) <= longest:
+    if not isinstance(value, str) or not 0 < len(value) <= longest or not storable(value):
         raise ProtocolError("bad_message", _("A field is missing or malformed."))
     return value
 
@@ -158,6 +163,11 @@ class PeopleConsumer(AsyncJsonWebsocketConsumer):
         """Carry out one client message.  Raises ProtocolError or ActionError."""
         assert self.account is not None
         me, kind = self.account.player_id, data.get("type")
+        if kind != "ping" and not await in_db_thread(sessions.log_in_holds)(self.scope.get("session")):
+            self.account = None
+            await self.send_json({"type": "error", "code": "session_ended", "message": sessions.SESSION_ENDED_MESSAGE})
+            await self.close(code=CLOSE_SESSION_ENDED)
+            return
         if kind == "challenge":
             sent = await in_db_thread(challenges.send)(
                 self.account, _text(data, "to", 150), _text(data, "control", 12), _text(data, "color", 6),

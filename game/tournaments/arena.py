@@ -18,11 +18,13 @@ from django.utils.translation import gettext_lazy as _
 
 from game.clock import FIRST_MOVE_S, TimeControl, TimeControlError
 from game.errors import ActionError
-from game.models import Game
+from game.models import Account, Game
 from game.names import clean_name
 from game.ratings import games as ratings
+from game.ratings import links
 from game.ratings.categories import category_of
 from game.round import berserk as round_berserk
+from game.round import finisher
 from game.round.progress import Progress
 from game.rules import Color, Termination, ballots
 
@@ -76,19 +78,21 @@ def create(player_id: str, name: str, time_control: str, minutes: int, starts_at
         minutes = round_minutes(control, rounds or ROUND_ROBIN_MAX - 1)
     elif not MIN_MINUTES <= minutes <= MAX_MINUTES:
         raise ActionError("bad_duration", _("An arena lasts from 10 to 240 minutes."))
-    if schedule_key is None:
-        now = timezone.now()
-        if not now - timedelta(minutes=1) <= starts_at <= now + MAX_AHEAD:
-            raise ActionError("bad_start", _("An arena starts within the next seven days."))
-        if not ratings.is_account(player_id):
-            raise ActionError("sign_in_required", _("Sign in to create a tournament."))
-        if Tournament.objects.filter(created_by=player_id, status__in=(
-                Tournament.Status.CREATED, Tournament.Status.STARTED)).count() >= MAX_OPEN_PER_CREATOR:
-            raise ActionError("too_many_tournaments", _("You have three tournaments to come already."))
-    return Tournament.objects.create(
-        name=name, time_control=str(control), minutes=minutes, starts_at=starts_at, rated=bool(rated),
-        created_by=player_id, schedule_key=schedule_key, password=make_password(password) if password else "",
-        system=system, rounds=rounds)
+    with transaction.atomic():
+        if schedule_key is None:
+            now = timezone.now()
+            if not now - timedelta(minutes=1) <= starts_at <= now + MAX_AHEAD:
+                raise ActionError("bad_start", _("An arena starts within the next seven days."))
+            # The creator's account row locked: two creates of one player (two tabs) count in turn.
+            if not Account.objects.select_for_update().filter(player_id=player_id or "").exists():
+                raise ActionError("sign_in_required", _("Sign in to create a tournament."))
+            if Tournament.objects.filter(created_by=player_id, status__in=(
+                    Tournament.Status.CREATED, Tournament.Status.STARTED)).count() >= MAX_OPEN_PER_CREATOR:
+                raise ActionError("too_many_tournaments", _("You have three tournaments to come already."))
+        return Tournament.objects.create(
+            name=name, time_control=str(control), minutes=minutes, starts_at=starts_at, rated=bool(rated),
+            created_by=player_id, schedule_key=schedule_key, password=make_password(password) if password else "",
+            system=system, rounds=rounds)
 
 
 def round_minutes(control: TimeControl, rounds: int) -> int:
@@ -258,8 +262,8 @@ def never_moved(game: Game, side: Color) -> bool:
 def record(game_id: str) -> Pairing | None:
     """Score the end of an arena game (once: a second call changes nothing): each player's points,
     streak, games and performance, and both free to pair again; a game that ended after the
-    arena's end, or was aborted, scores nothing.  Returns the pairing, or None for a game of no
-    arena or one not over."""
+    arena's end, was aborted, or was not played for (:func:`played_for`) scores nothing.  Returns
+    the pairing, or None for a game of no arena or one not over."""
     with transaction.atomic():
         pairing = Pairing.objects.select_for_update().filter(game_id=game_id).first()
         if pairing is None or pairing.scored:
@@ -269,7 +273,7 @@ def record(game_id: str) -> Pairing | None:
             return None
         tournament = Tournament.objects.get(pk=pairing.tournament_id)
         counts = game.status == Game.Status.FINISHED and tournament.status == Tournament.Status.STARTED \
-            and (game.finished_at or timezone.now()) <= tournament.ends_at
+            and (game.finished_at or timezone.now()) <= tournament.ends_at and played_for(game)
         moves = (game.ply - ballots.opening_plies(game.ballot)) // 2
         now = timezone.now()
         entries = {e.player_id: e for e in Entry.objects.select_for_update().filter(
@@ -286,6 +290,14 @@ def record(game_id: str) -> Pairing | None:
         pairing.scored = True
         pairing.save()
         return pairing
+
+
+def played_for(game: Game) -> bool:
+    """Whether the finished ``game``'s result may earn arena points: each side made its first
+    moves (:func:`game.round.finisher.earned`: a game given up at once scores nothing, casual or
+    rated) and its players are not one person's accounts (:func:`game.ratings.links.link`), so
+    that no points are farmed between one's own accounts."""
+    return finisher.earned(game) and links.link(game.black_player or "", game.white_player or "") is None
 
 
 def _score_entry(entry: Entry, game: Game, side: Color, opponent: Entry, pairing: Pairing, moves: int) -> int:

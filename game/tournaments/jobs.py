@@ -20,7 +20,9 @@ from typing import Any
 
 import django_rq
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
+from redis.exceptions import RedisError
 
 from game.errors import ActionError
 from game.models import Game
@@ -133,6 +135,8 @@ def _pair_locked(tournament_id: str) -> list[Game]:
     ranks = {entry.player_id: index for index, entry in enumerate(standings.ranked(tournament_id))}
     free = {e.player_id: e for e in Entry.objects.filter(tournament=tournament, withdrawn=False,
                                                          free_since__isnull=False)}
+    for player in seated_elsewhere(list(free)):
+        del free[player]
     now = timezone.now()
     pairs = pairing.pair([pairing.Waiting(e.player_id, ranks[e.player_id], e.last_opponent,
                                           (now - e.free_since).total_seconds()) for e in free.values()
@@ -143,6 +147,13 @@ def _pair_locked(tournament_id: str) -> list[Game]:
         if game is not None:
             started.append(game)
     return started
+
+
+def seated_elsewhere(player_ids: list[str]) -> set[str]:
+    """Which of ``player_ids`` hold a seat in an arena game not scored yet (of any arena): one who
+    joined another arena while playing there waits for that game's end before being paired."""
+    busy = Pairing.objects.filter(scored=False).filter(Q(black__in=player_ids) | Q(white__in=player_ids))
+    return {p for pair in busy.values_list("black", "white") for p in pair} & set(player_ids)
 
 
 def _start(tournament: Tournament, first: Entry, second: Entry, round_number: int | None = None) -> Game | None:
@@ -185,10 +196,16 @@ def tick_job_id(tournament_id: str, due: datetime) -> str:
     return f"arena-tick-{tournament_id}-{int(due.timestamp())}"
 
 
-def schedule_tick(tournament: Tournament) -> None:
-    """Put the arena's first tick on RQ's scheduler at its start."""
-    _queue().enqueue_at(tournament.starts_at, tick, tournament.id,
-                        job_id=tick_job_id(tournament.id, tournament.starts_at), result_ttl=0)
+def schedule_tick(tournament: Tournament) -> bool:
+    """Put the arena's first tick on RQ's scheduler at its start.  Returns False, logged, when
+    Redis refused it: the arena stands, and :func:`revive_ticks` puts its tick there later."""
+    try:
+        _queue().enqueue_at(tournament.starts_at, tick, tournament.id,
+                            job_id=tick_job_id(tournament.id, tournament.starts_at), result_ttl=0)
+    except RedisError as exc:
+        log.warning("tournaments: the first tick of %s could not be scheduled: %s", tournament.id, exc)
+        return False
+    return True
 
 
 def tick(tournament_id: str) -> None:

@@ -14,6 +14,7 @@ import django_rq
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.urls import reverse
+from redis.exceptions import RedisError
 
 from game.models import Game
 
@@ -55,11 +56,16 @@ def _gate_key(tournament_id: str) -> str:
 def changed(tournament_id: str) -> None:
     """The standings of ``tournament_id`` changed: their message goes out within
     :data:`STANDINGS_EVERY_S` seconds, one for every change made meanwhile (a job on the RQ
-    scheduler, queued by the first change only)."""
-    connection = django_rq.get_connection(QUEUE)
-    if connection.set(_gate_key(tournament_id), "1", nx=True, ex=30):
-        django_rq.get_queue(QUEUE).enqueue_in(timedelta(seconds=STANDINGS_EVERY_S), push_standings, tournament_id,
-                                              result_ttl=0)
+    scheduler, queued by the first change only).  Never raises: with Redis down the change is
+    logged and told with the next one (the pages show the stored standings meanwhile), and the
+    action that made it stands."""
+    try:
+        connection = django_rq.get_connection(QUEUE)
+        if connection.set(_gate_key(tournament_id), "1", nx=True, ex=30):
+            django_rq.get_queue(QUEUE).enqueue_in(timedelta(seconds=STANDINGS_EVERY_S), push_standings,
+                                                  tournament_id, result_ttl=0)
+    except RedisError as exc:
+        log.warning("tournaments: the standings of %s could not be queued: %s", tournament_id, exc)
 
 
 def push_standings(tournament_id: str) -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 from game.models import Game
 
@@ -27,10 +28,18 @@ def ranked(tournament_id: str) -> list[Entry]:
     return entries
 
 
+def row_key(tournament_id: str, player_id: str) -> str:
+    """The key of ``player_id``'s row in the standings of ``tournament_id`` (16 hex digits): what
+    every viewer is sent instead of the player id, which is the session's and shown to nobody (a
+    page marks its own player's row by it)."""
+    return salted_hmac("tournaments.standings", f"{tournament_id}:{player_id}").hexdigest()[:16]
+
+
 def row(rank: int, entry: Entry, playing: set[str]) -> dict[str, Any]:
-    """One row of the standings: rank (from 1), player id, name, score, streak (``fire``: the next
-    win counts double), games, performance, withdrawn and playing now."""
-    return {"rank": rank, "player": entry.player_id, "name": entry.name, "score": entry.score,
+    """One row of the standings: rank (from 1), ``player`` (:func:`row_key`), name, score, streak
+    (``fire``: the next win counts double), games, performance, withdrawn and playing now."""
+    return {"rank": rank, "player": row_key(entry.tournament_id, entry.player_id), "name": entry.name,
+            "score": entry.score,
             "fire": scoring.on_fire(entry.streak), "games": entry.games,
             "performance": scoring.performance(entry.opponents_rating, entry.games, entry.wins, entry.draws),
             "withdrawn": entry.withdrawn, "playing": entry.player_id in playing}
@@ -111,9 +120,10 @@ def board(tournament: Tournament) -> list[dict[str, Any]]:
 
 def public_rounds(tournament: Tournament) -> dict[str, Any]:
     """What every viewer of a Swiss event or round robin sees: ``status``, ``system``, ``round``,
-    ``rounds``, ``players``, ``standings`` (the first :data:`SHOWN` rows of :func:`table`),
+    ``rounds``, ``players``, ``standings`` (the first :data:`SHOWN` rows of :func:`table`, each
+    ``player`` its :func:`row_key`),
     ``board`` (:func:`board`) and ``seconds_left`` (to the start, else 0)."""
-    rows = table(tournament)
+    rows = [{**row, "player": row_key(tournament.id, row["player"])} for row in table(tournament)]   # no player ids
     return {"status": tournament.status, "system": tournament.system, "round": tournament.round,
             "rounds": tournament.rounds, "players": len(rows), "standings": rows[:SHOWN],
             "board": board(tournament), "seconds_left": seconds_left(tournament)}

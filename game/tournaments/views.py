@@ -19,10 +19,13 @@ from django.db import transaction
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST, require_safe
 
+from game import http_limits
 from game.accounts import identity
 from game.errors import ActionError
+from game.i18n import lazy_text
 from game.names import display_name
 from game.round.fanout import publish_sync
 
@@ -96,14 +99,15 @@ def page(request, tournament_id: str):
     data = standings.public(tournament.id)
     entry = Entry.objects.filter(tournament=tournament, player_id=pid).first()
     mine = arena.current_pairing(tournament.id, pid) if entry else None
+    you = standings.row_key(tournament.id, pid)
     over = tournament.status == Tournament.Status.FINISHED
     return render(request, "tournaments/page.html", {
-        "tournament": tournament, "data": data, "entry": entry, "mine": mine, "you": pid,
+        "tournament": tournament, "data": data, "entry": entry, "mine": mine, "you": you,
         "rounds_event": tournament.system != Tournament.System.ARENA,
         "podium": data["standings"][:3] if over else [],
         "games": standings.games_of(tournament.id) if over else [],
         "is_creator": tournament.created_by == pid,
-        "config": {"id": tournament.id, "wsPath": f"/ws/tournament/{tournament.id}/", "you": pid,
+        "config": {"id": tournament.id, "wsPath": f"/ws/tournament/{tournament.id}/", "you": you,
                    "secondsLeft": data["seconds_left"], "status": tournament.status},
     })
 
@@ -120,9 +124,17 @@ def _act(request, tournament_id: str, action) -> bool:
 
 @require_POST
 def join(request, tournament_id: str):
-    """Join (or come back)."""
+    """Join (or come back).  A passworded arena's joins count against
+    :data:`game.http_limits.TOURNAMENT_JOIN` (each hashes the password tried): over it, refused
+    with a message saying when to try again, before any password is checked."""
     pid, name = player_id(request), _name(request)
     password = request.POST.get("password", "")[:60]
+    if Tournament.objects.filter(pk=tournament_id).exclude(password="").exists():
+        wait = http_limits.retry_after(http_limits.TOURNAMENT_JOIN, pid, http_limits.client_address(request))
+        if wait is not None:
+            messages.error(request, str(lazy_text(_("Too many tries to join this tournament; try again in "
+                                                    "%(seconds)s s."), seconds=wait)))
+            return redirect("tournament", tournament_id=tournament_id)
     _act(request, tournament_id, lambda: arena.join(tournament_id, pid, name, password))
     return redirect("tournament", tournament_id=tournament_id)
 

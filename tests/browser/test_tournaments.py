@@ -83,7 +83,13 @@ def test_an_arena_pairs_two_players_who_berserk_play_and_move_the_standings(serv
     white.click("#sq-23")
     white.click("#sq-19")
     expect(black.locator("body[data-ply='2']")).to_be_attached()
-    resign(black)
+    black.click("#sq-8")
+    black.click("#sq-11")
+    expect(white.locator("body[data-ply='3']")).to_be_attached()
+    white.click("#sq-22")
+    white.click("#sq-17")
+    expect(black.locator("body[data-ply='4']")).to_be_attached()
+    resign(black)   # after two moves each: played for, so the winner scores
     expect(black.locator("body[data-status=finished]")).to_be_attached()
     # the spectator's standings move over the socket, without a reload: the winner has 2 points
     expect(carol.locator("#standings-body tr").first.locator("td").nth(1)).to_have_text("2")

@@ -130,10 +130,11 @@ async def everyone(site: dict, tournament_id: str, cookies: list[str]) -> None:
 
 def expected_score(games: list[list]) -> int:
     """A player's score as the stored games give it, by the arena's rules (``scoring.score``):
-    the games finished by the arena's end, in order (nobody went berserk here)."""
+    the games finished by the arena's end and played for (``arena.played_for``: the players are
+    guests, so only the moves count), in order (nobody went berserk here)."""
     total = streak = 0
     for _created, _finished, status, result, ply, seat, _scored, in_time, _bp, _wp in games:
-        if status != "finished" or not in_time:
+        if status != "finished" or not in_time or ply < 4:   # given up before two moves each: not played for
             continue
         winner = {"1-0": "B", "0-1": "W"}.get(result)
         outcome = scoring.Result.DRAW if result == "1/2-1/2" else (

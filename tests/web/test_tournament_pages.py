@@ -1,6 +1,6 @@
 """The tournament pages and their socket: the list with the next hourly arena, joining from the
 page (a guest refused a rated arena, to that browser only), berserk from the page, the live
-standings and a paired player's message over the tournament's socket."""
+standings and a paired player's message over the tournament's socket; no player id shown."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from django.utils import timezone
 from checkers_site.asgi import application
 from game.models import Game
 from game.round import actions
-from game.tournaments import arena, jobs, live, schedule, socket
+from game.tournaments import arena, jobs, live, schedule, socket, standings
 from game.tournaments.models import Entry, Tournament
 from tests.ratings.helpers import account
 from tests.tournaments.helpers import clear_tournament_jobs
@@ -145,3 +145,28 @@ def test_a_finished_arena_offers_every_game_in_one_pdn_file(alice, bob):
     assert response["Content-Disposition"] == f'attachment; filename="arena-{tournament.id}.pdn"'
     single = Client().get(f"/g/{game.id}.pdn").content.decode()
     assert response.content.decode() == single.replace('[Event "Casual game"]', '[Event "Friday Arena"]') + "\n"
+
+
+def test_the_standings_show_no_players_id_and_mark_the_viewers_own_row(alice, bob):
+    tournament = arena.create(account("host"), "Casual", "3+0", 30, timezone.now(), rated=False)
+    for browser in (alice, bob):
+        client_of(browser).post(f"/tournaments/{tournament.id}/join")
+    page = client_of(alice).get(f"/tournaments/{tournament.id}").content.decode()
+    sent = str(standings.public(tournament.id))
+    for player in (alice.player_id, bob.player_id):
+        assert player not in page and player not in sent
+    [own] = [r for r in standings.public(tournament.id)["standings"] if r["name"] == "alice"]
+    assert f'"you": "{own["player"]}"' in page and page.count('<tr class="you"') == 1
+
+
+def test_guessing_a_tournaments_password_is_stopped_by_the_join_limit(alice, settings):
+    settings.TOURNAMENT_JOIN_RATE_LIMIT_SESSION = "3/minute"
+    tournament = arena.create(account("host"), "Private", "3+0", 30, timezone.now(), rated=False,
+                              password="sesame")
+    client = client_of(alice)
+    for guess in ("a", "b", "c"):
+        page = client.post(f"/tournaments/{tournament.id}/join", {"password": guess}, follow=True).content.decode()
+        assert "That is not the tournament&#x27;s password." in page
+    refused = client.post(f"/tournaments/{tournament.id}/join", {"password": "sesame"}, follow=True).content.decode()
+    assert "Too many tries to join this tournament; try again in" in refused
+    assert not Entry.objects.filter(tournament=tournament).exists()
