@@ -128,8 +128,8 @@ def test_joining_pausing_and_creating_work_while_the_queues_redis_is_down(tourna
     assert Entry.objects.filter(tournament=tournament, withdrawn=True).count() == 1
     creator = Client(raise_request_exception=False)
     assert creator.post("/accounts/login/", {"login": "host", "password": "host-Pass-2026!"}).status_code == 302
-    created = creator.post("/tournaments/new", {"name": "Made while down", "system": "arena", "rounds": 5, "time_control": "3+0", "minutes": 30,
-                                                "starts_in": 10, "rated": "on"})
+    created = creator.post("/tournaments/new", {"name": "Made while down", "system": "arena", "rounds": 5,
+                                                "time_control": "3+0", "minutes": 30, "starts_in": 10, "rated": "on"})
     made = Tournament.objects.get(name="Made while down")
     assert created.status_code == 302 and created.url == f"/tournaments/{made.id}"
 
