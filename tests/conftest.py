@@ -13,6 +13,7 @@ from urllib.parse import urlparse
 
 import pytest
 from django.conf import settings
+from django.utils import translation
 
 # The Redis Cluster fixtures: a fresh cluster for a test that kills a node, one shared by the others.
 from tests.cluster_support import _session_cluster, redis_cluster, shared_cluster, site_on_cluster  # noqa: F401
@@ -113,6 +114,16 @@ OWN_REDIS = ("tests/system/", "tests/engine/", "tests/rules/", "tests/test_")
 
 def _path(item) -> str:
     return item.nodeid if item.nodeid.startswith(("tests/", "game/")) else f"tests/{item.nodeid}"
+
+
+@pytest.fixture(autouse=True)
+def site_language():
+    """Each test starts and ends in the site's default language: a request of the test client in
+    French or Spanish leaves that language active in the test's thread (Django's LocaleMiddleware
+    activates it and nothing deactivates it), where a lazy message would then be read in it."""
+    translation.activate(settings.LANGUAGE_CODE)
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
 
 
 @pytest.hookimpl(trylast=True)

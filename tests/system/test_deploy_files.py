@@ -125,7 +125,7 @@ def test_the_arenas_unit_creates_the_coming_hourly_arenas_once(tmp_path):
             for _ in range(2):     # the timer and the hourly job may both run: the arenas are made once
                 result = subprocess.run(schedule, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
                 assert result.returncode == 0, result.stderr
-                assert result.stdout.strip().endswith("6 scheduled arenas to come")
+                assert result.stdout.strip().endswith("6 scheduled arenas and 1 daily Swiss to come")
     finally:
         redis.stop()
 
