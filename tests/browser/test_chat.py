@@ -61,6 +61,7 @@ def test_players_and_spectators_chat_in_their_own_rooms(new_context, server):
     alice.wait_for_timeout(5_000)  # the window passes
 
     say(alice, "Good luck!")
+    expect(bob.locator("#chat-lines .chat-line").last).to_have_text("alice: Good luck!")  # then bob answers
     bob.locator("#chat-quick button", has_text="Hello").click()
     mine = ["alice: one", "alice: two", "alice: three", "alice: Good luck!"]
     for page in (alice, bob):
