@@ -51,7 +51,7 @@ class People {
       following: (msg) => this.onFollowing(msg),
       turns: (msg) => showTurns(Number(msg.count) || 0),
       pong: () => {},
-    }, {}, PROTOCOL);
+    }, { onState: (state) => this.onState(state) }, PROTOCOL);
     this.follow = document.getElementById('follow-button');
     if (this.follow) {
       this.follow.addEventListener('click', () => this.socket.send({
@@ -59,6 +59,12 @@ class People {
       }));
     }
     if (form) form.addEventListener('submit', (event) => { event.preventDefault(); this.send(); });
+  }
+
+  /** The Send button works only while the socket is open (a click before would be lost). */
+  onState(state) {
+    const button = document.getElementById('challenge-send');
+    if (button) button.disabled = state !== 'open';
   }
 
   say(text) {
