@@ -3,12 +3,13 @@
 # nginx and its Brotli module (deploy/nginx/checkers.conf loads it), and GNU gettext (msgfmt,
 # xgettext: make messages, and the test that every marked string is in the catalogs), npm
 # (axe-core for the accessibility browser test, package.json), and redis-server 7 with redis-cli
-# (the Redis Cluster tests, tests/cluster_support.py: sharded pub/sub needs Redis 7).  `make test` and .ci/run call
+# (the Redis Cluster tests, tests/cluster_support.py: sharded pub/sub needs Redis 7), and PgBouncer
+# (tests/web/test_lock_timeouts.py runs a private one in transaction pooling, as production does).  `make test` and .ci/run call
 # this first.  When something is missing it is installed with apt-get if that is allowed (run as
 # root, or sudo without a password); otherwise this stops at once with the one command to run.
 set -eu
 
-PACKAGES="chromium nginx libnginx-mod-http-brotli-static gettext npm redis-server"
+PACKAGES="chromium nginx libnginx-mod-http-brotli-static gettext npm redis-server pgbouncer"
 
 # Where each is looked for (the tests of this script point them elsewhere).
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
@@ -17,6 +18,7 @@ BROTLI_MODULE=${BROTLI_MODULE:-/usr/lib/nginx/modules/ngx_http_brotli_static_mod
 MSGFMT=${MSGFMT:-/usr/bin/msgfmt}
 NPM=${NPM:-$(command -v npm || echo /usr/bin/npm)}
 REDIS_SERVER=${REDIS_SERVER:-/usr/bin/redis-server}
+PGBOUNCER=${PGBOUNCER:-/usr/sbin/pgbouncer}
 
 missing=""
 [ -x "$CHROMIUM" ] || missing="$missing chromium"
@@ -25,6 +27,7 @@ missing=""
 [ -x "$MSGFMT" ] || missing="$missing gettext"
 [ -x "$NPM" ] || missing="$missing npm"
 [ -x "$REDIS_SERVER" ] || missing="$missing redis-server"
+[ -x "$PGBOUNCER" ] || missing="$missing pgbouncer"
 [ -z "$missing" ] && exit 0
 
 echo "system packages missing for the tests:$missing"

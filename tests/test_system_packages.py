@@ -22,18 +22,20 @@ def fake_tools(folder: Path, uid: int) -> Path:
 
 
 def run(folder: Path, uid: int, present: set[str]) -> subprocess.CompletedProcess:
-    paths = {name: folder / name for name in ("chromium", "nginx", "brotli.so", "msgfmt", "npm", "redis-server")}
+    paths = {name: folder / name for name in ("chromium", "nginx", "brotli.so", "msgfmt", "npm", "redis-server",
+                                        "pgbouncer")}
     for name in present:
         paths[name].write_text("#!/bin/sh\n")
         paths[name].chmod(0o755)
     env = {"PATH": str(fake_tools(folder, uid)), "CHROMIUM": str(paths["chromium"]),
            "NGINX": str(paths["nginx"]), "BROTLI_MODULE": str(paths["brotli.so"]), "MSGFMT": str(paths["msgfmt"]),
-           "NPM": str(paths["npm"]), "REDIS_SERVER": str(paths["redis-server"])}
+           "NPM": str(paths["npm"]), "REDIS_SERVER": str(paths["redis-server"]),
+           "PGBOUNCER": str(paths["pgbouncer"])}
     return subprocess.run(["/bin/sh", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=30)
 
 
 def test_nothing_to_do_when_everything_is_there(tmp_path):
-    result = run(tmp_path, 0, {"chromium", "nginx", "brotli.so", "msgfmt", "npm", "redis-server"})
+    result = run(tmp_path, 0, {"chromium", "nginx", "brotli.so", "msgfmt", "npm", "redis-server", "pgbouncer"})
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
     assert not (tmp_path / "apt.log").exists()
 
@@ -42,12 +44,12 @@ def test_root_installs_what_is_missing(tmp_path):
     result = run(tmp_path, 0, {"nginx"})
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "apt.log").read_text().splitlines() == [
-        "update -q", "install -y -q chromium libnginx-mod-http-brotli-static gettext npm redis-server"]
+        "update -q", "install -y -q chromium libnginx-mod-http-brotli-static gettext npm redis-server pgbouncer"]
 
 
 def test_without_permission_it_stops_with_the_command_to_run(tmp_path):
     result = run(tmp_path, 1000, {"brotli.so"})
     assert result.returncode == 1
-    assert "sudo apt-get install -y chromium nginx libnginx-mod-http-brotli-static gettext npm redis-server" \
+    assert "sudo apt-get install -y chromium nginx libnginx-mod-http-brotli-static gettext npm redis-server pgbouncer" \
         in result.stderr
     assert not (tmp_path / "apt.log").exists()

@@ -3,7 +3,8 @@ with RQ's scheduler, and guests over real sockets, each on the arena's socket an
 ``paired``, on its game's socket answering at once with a random legal move (or resigning).  Halfway, one Daphne
 process is killed (its players' pages are gone with it).  Then the arena is ended: every game that
 finished in time was scored, the standings are what the stored games give, and nobody was ever
-paired into two games at once."""
+paired into two games at once.  The players play until games have finished, not for a set time:
+half of them before the kill, as many as there are players in all (a slow machine only takes longer)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ from tests.system.processes import ROOT, running_site
 from tests.system.test_scaleout import Visitor
 
 PLAYERS = 10
-PLAY_S = 20
+#: The longest the players may take to finish their games (s); they usually need 10-20 s.
+PLAY_DEADLINE_S = 150
 #: From this ply on, a player to move resigns with this chance instead of moving: games end sooner
 #: than random play would end them, some won and some lost.
 RESIGN_FROM_PLY, RESIGN_CHANCE = 16, 0.08
@@ -85,8 +87,9 @@ def join(base: str, tournament_id: str) -> str:
     return "; ".join(f"{c.name}={c.value}" for c in guest.jar)
 
 
-async def play_game(port: int, game_id: str, cookie: str, rng: random.Random) -> None:
-    """Play ``game_id`` at once with random legal moves (or resign, now and then) until it is over."""
+async def play_game(port: int, game_id: str, cookie: str, rng: random.Random, ended: list[str]) -> None:
+    """Play ``game_id`` at once with random legal moves (or resign, now and then) until it is over;
+    then add it to ``ended`` (the games seen finished, once each)."""
     async with connect(f"ws://127.0.0.1:{port}/ws/game/{game_id}/", origin=f"http://127.0.0.1:{port}",
                        additional_headers={"Cookie": cookie}) as socket:
         async for text in socket:
@@ -95,6 +98,8 @@ async def play_game(port: int, game_id: str, cookie: str, rng: random.Random) ->
             if not state:
                 continue
             if state["status"] in ("finished", "aborted"):
+                if state["status"] == "finished" and game_id not in ended:
+                    ended.append(game_id)
                 return
             if state.get("legal") and state["ply"] >= RESIGN_FROM_PLY and rng.random() < RESIGN_CHANCE:
                 await socket.send(json.dumps({"type": "resign"}))
@@ -103,7 +108,7 @@ async def play_game(port: int, game_id: str, cookie: str, rng: random.Random) ->
                                               "v": message["v"]}))
 
 
-async def player(port: int, tournament_id: str, cookie: str, seed: int) -> int:
+async def player(port: int, tournament_id: str, cookie: str, seed: int, ended: list[str]) -> int:
     """Follow the arena's socket and play every game it pairs this player in; returns their count."""
     rng, games = random.Random(seed), 0
     async with connect(f"ws://127.0.0.1:{port}/ws/tournament/{tournament_id}/", origin=f"http://127.0.0.1:{port}",
@@ -112,17 +117,26 @@ async def player(port: int, tournament_id: str, cookie: str, seed: int) -> int:
             message = json.loads(text)
             if message["type"] == "paired":
                 games += 1
-                await play_game(port, message["game"], cookie, rng)
+                await play_game(port, message["game"], cookie, rng, ended)
     return games
+
+
+async def until(ended: list[str], count: int, deadline: float) -> None:
+    """Wait until ``count`` games have been seen finished (AssertionError past ``deadline``)."""
+    while len(ended) < count:
+        assert time.monotonic() < deadline, f"only {len(ended)} games finished"
+        await asyncio.sleep(0.2)
 
 
 async def everyone(site: dict, tournament_id: str, cookies: list[str]) -> None:
     ports = [daphne.port for daphne in site["daphnes"]]
-    tasks = [asyncio.create_task(player(ports[i % len(ports)], tournament_id, cookie, i))
+    ended: list[str] = []
+    tasks = [asyncio.create_task(player(ports[i % len(ports)], tournament_id, cookie, i, ended))
              for i, cookie in enumerate(cookies)]
-    await asyncio.sleep(PLAY_S / 2)
+    deadline = time.monotonic() + PLAY_DEADLINE_S
+    await until(ended, PLAYERS // 2, deadline)
     site["daphnes"][1].kill()
-    await asyncio.sleep(PLAY_S / 2)
+    await until(ended, PLAYERS, deadline)
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
