@@ -26,6 +26,7 @@ from game.lobby.pairing import POOLS, QUICK_CONTROLS
 from game.models import Account, Game, is_game_id
 from game.names import display_name, guest_name
 from game.people import tv
+from game.players import computer_level
 from game.profiles import pdn_file
 from game.profiles.views import category_choices
 from game.ratings import games as ratings
@@ -359,12 +360,15 @@ def tv_game(request):
 def _tv_mini() -> dict | None:
     """The home page's TV board: the top channel's game, its position drawn small
     (:func:`game.learning.boards.mini_board`, White at the bottom as a spectator sees it), its
-    players' names with their ratings in a rated game (``"alice (1512)"``); None when no game is
-    in play."""
+    players' names with their ratings in a rated game (``"alice (1512)"``; the computer's in the
+    page's language); None when no game is in play."""
     game = _tv_game(tv.TOP, None)
     if game is None:
         return None
-    seat = "{} ({})".format
+    def seat(player: str | None, name: str, rating: int | None) -> str:
+        level = computer_level(player)
+        return computer_name(level) if level else f"{name} ({rating})" if rating else name
+
     return {"id": game.id, "board": boards.mini_board(game.fen),
-            "black": seat(game.black_name, game.black_rating) if game.black_rating else game.black_name,
-            "white": seat(game.white_name, game.white_rating) if game.white_rating else game.white_name}
+            "black": seat(game.black_player, game.black_name, game.black_rating),
+            "white": seat(game.white_player, game.white_name, game.white_rating)}

@@ -8,6 +8,7 @@
 import { GameSocket, socketUrl } from './socket.js';
 import { parseFen, BLACK, WHITE } from './fen.js';
 import { EMPTY_POLL_MS, PAUSE_MS, JITTER_MS } from './tv.js';
+import { gettext, interpolate } from './i18n.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -41,8 +42,10 @@ export function drawBoard(svg, fen) {
   svg.replaceChildren(...nodes);
 }
 
-/** A seat as shown: "alice (1512)", or its name alone in a casual game. */
+/** A seat as shown: "alice (1512)", its name alone in a casual game, the computer's in the page's
+ *  language (as the game page words it: ctrl.js, seatName). */
 export function seatText(seat) {
+  if (seat && seat.computer) return interpolate(gettext('Computer (level %(level)s)'), { level: seat.computer }, true);
   if (!seat || !seat.name) return '?';
   return typeof seat.rating === 'number' ? `${seat.name} (${seat.rating}${seat.provisional ? '?' : ''})` : seat.name;
 }
