@@ -77,3 +77,13 @@ def test_the_tv_page_goes_to_the_next_game_when_its_game_ends(server, new_contex
     expect(viewer.locator("#tv-mini-board-link")).to_be_visible()
     assert_clean(viewer, "the home page with its TV board")
     shot(viewer, "home-tv", around="#tv-mini")
+
+
+def test_a_channel_with_no_game_says_so_in_the_pages_language(server, new_context):
+    page = new_context(locale="es-ES").new_page()
+    page.goto(server.url + "/tv/classical")   # no other browser test plays a classical game
+    expect(page.locator("#tv-title")).to_have_text("TV: Clásica")
+    expect(page.locator("#tv-empty")).to_contain_text("Ahora mismo no se juega ninguna partida en este canal")
+    expect(page.locator(".tv-channel[aria-current=page]")).to_have_attribute("data-channel", "classical")
+    assert_clean(page, "a TV channel with no game")
+    shot(page, "tv-empty-es")
