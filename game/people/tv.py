@@ -34,8 +34,9 @@ CHANNELS = (TOP, *CATEGORIES)
 CACHE_S = 5
 #: Games kept per channel: the first is shown, the next ones are there for a page whose game ended.
 CANDIDATES = 3
-#: Games of the live list read to fill the channels (the best rated first).
-SCAN = 200
+#: Games of the live list read to fill the channels (the best rated first; ``live_games`` reads
+#: among the 4 x this many games in play most recently started).
+SCAN = 100
 #: Seconds between two reads of the live list forced by requests (``after`` the channel's game).
 REFRESH_LOCK_S = 1
 _KEY = "tv:channels"
