@@ -9,6 +9,8 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render, resolve_url
+from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
@@ -21,8 +23,10 @@ from game.forms import ComputerGameForm, JoinForm, NewGameForm
 from game.i18n import computer_name, pool_label, time_control_label
 from game.learning import boards, puzzles, review_views
 from game.lobby.pairing import POOLS, QUICK_CONTROLS
-from game.models import Account, Game
+from game.models import Account, Game, is_game_id
 from game.names import display_name, guest_name
+from game.people import tv
+from game.players import computer_level
 from game.profiles import pdn_file
 from game.profiles.views import category_choices
 from game.ratings import games as ratings
@@ -121,6 +125,7 @@ def render_home(request, form=None, status: int = 200, computer_form=None) -> Ht
              if not pool.rated and not pool.ballot]
     daily = puzzles.daily()
     return render(request, "home.html", {"form": form, "live_games": _live_games(), "pools": pools,
+                                         "tv_game": _tv_mini(),
                                          "quick_pools": _quick_pools(),
                                          "computer_form": computer_form, "daily_puzzle": daily,
                                          "daily_board": boards.mini_board(daily.fen, flip=daily.fen.startswith("B"))
@@ -159,7 +164,10 @@ def _game_or_404(game_id: str) -> Game:
         raise Http404("No such game") from None
 
 
-def _render_game(request, game: Game, join_form: JoinForm | None = None, status: int = 200):
+def _render_game(request, game: Game, join_form: JoinForm | None = None, status: int = 200,
+                 template: str = "game.html", extra: dict | None = None):
+    """The game page of ``game`` (``template``: the TV page shows a game as the game page does, with
+    ``extra`` in its context)."""
     pid = player_id(request)
     seat = game.seat_of(pid)
     # A rated game's free seat is for accounts: a guest is asked to sign in instead.
@@ -172,7 +180,8 @@ def _render_game(request, game: Game, join_form: JoinForm | None = None, status:
     config = {"gameId": game.id, "wsPath": f"/ws/game/{game.id}/", "you": seat.value if seat else None,
               "fixedPlies": takebacks.fixed_plies(game), "computerGrantsUpTo": takebacks.COMPUTER_GRANTS_UP_TO,
               "protocol": protocol.page_constants()}
-    return render(request, "game.html", {
+    return render(request, template, {
+        **(extra or {}),
         "game": game, "seat": seat, "join_form": join_form, "config": config,
         "ballot": ballots.ballot(game.ballot) if game.ballot is not None else None,
         "invite_url": request.build_absolute_uri(f"/g/{game.id}/"),
@@ -289,3 +298,77 @@ def tournament_pdn(request, tournament_id):
     response = HttpResponse("".join(parts), content_type="application/x-pdn; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="arena-{tournament.id}.pdn"'
     return response
+
+
+def _channel_labels() -> list[dict[str, str]]:
+    """The TV channels in words, as the TV page's tabs list them: ``[{"id", "label", "url"}]``."""
+    kinds = dict(category_choices())
+    return [{"id": channel, "label": str(kinds.get(channel, _("Top rated"))),
+             "url": reverse("tv") if channel == tv.TOP else reverse("tv_channel", args=[channel])}
+            for channel in tv.CHANNELS]
+
+
+def _tv_game(channel: str, after: str | None) -> Game | None:
+    """The game channel ``channel`` shows now (:func:`game.people.tv.pick`), never ``after``."""
+    chosen = tv.pick(channel, after)
+    return Game.objects.filter(pk=chosen["id"]).first() if chosen else None
+
+
+def _after(request) -> str | None:
+    """The query's ``after`` when it is a game id (anything else is ignored)."""
+    after = request.GET.get("after", "")
+    return after if is_game_id(after) else None
+
+
+@require_safe
+def tv_page(request, channel: str = tv.TOP):
+    """TV (``/tv``, ``/tv/<category>``; ``/tv/top`` is ``/tv``): the game the channel shows, on the game page as a
+    spectator sees it, with the channels' tabs; the page goes to the channel's next game when it
+    ends (``static/js/tv.js``).  ``?after=<id>``: never that game (the one the page showed).  404
+    for a channel that is not one of :data:`game.people.tv.CHANNELS`."""
+    if channel not in tv.CHANNELS:
+        raise Http404("No such TV channel")
+    labels = _channel_labels()
+    context = {"tv_channel": channel, "tv_channels": labels,
+               "tv_label": next(c["label"] for c in labels if c["id"] == channel),
+               "tv_url": next(c["url"] for c in labels if c["id"] == channel)}
+    game = _tv_game(channel, _after(request))
+    if game is None:
+        return render(request, "tv_empty.html", context)
+    return _render_game(request, game, template="tv.html", extra=context)
+
+
+@require_safe
+def tv_game(request):
+    """``GET /tv/game?channel=<channel>&after=<id>``: the game channel ``channel`` (default
+    :data:`game.people.tv.TOP`) shows now, never ``after``: ``{"channel", "game": {"id", "black",
+    "white", "control", "label", "rating", "url"} | null}``.  A channel that does not exist: 404
+    ``no_such_channel``; an ``after`` that is no game id: 400 ``bad_game_id``."""
+    channel = request.GET.get("channel", tv.TOP)
+    if channel not in tv.CHANNELS:
+        return JsonResponse({"error": "no_such_channel", "message": _("No such TV channel.")}, status=404)
+    after = request.GET.get("after")
+    if after is not None and not is_game_id(after):
+        return JsonResponse({"error": "bad_game_id", "message": _("That is not a game id.")}, status=400)
+    chosen = tv.pick(channel, after)
+    if chosen is not None:
+        chosen = {**chosen, "label": time_control_label(chosen["control"]) if chosen["control"] else "",
+                  "url": reverse("game", args=[chosen["id"]])}
+    return JsonResponse({"channel": channel, "game": chosen})
+
+
+def _tv_mini() -> dict | None:
+    """The home page's TV board: the top channel's game, its position drawn small
+    (:func:`game.learning.boards.mini_board`, White at the bottom as a spectator sees it), its
+    players' names with their ratings in a rated game (``"alice (1512)"``; the computer's in the
+    page's language); None when no game is in play."""
+    game = _tv_game(tv.TOP, None)
+    if game is None:
+        return None
+    def seat(player: str | None, name: str, rating: int | None) -> str:
+        level = computer_level(player)
+        return computer_name(level) if level else f"{name} ({rating})" if rating else name
+
+    return {"id": game.id, "board": boards.mini_board(game.fen),
+            "black": seat(game.black_player, game.black_name, game.black_rating),
+            "white": seat(game.white_player, game.white_name, game.white_rating)}

@@ -8,3 +8,10 @@ class PeopleConfig(AppConfig):
     label = "people"
     default_auto_field = "django.db.models.BigAutoField"
     verbose_name = "People"
+
+    def ready(self) -> None:
+        # Imported once the apps are loaded (tv reads the models).
+        from game.people import tv
+        from game.round import signals
+        # TV forgets the channels' choice when a game shown there ends (docs/people.md, "TV").
+        signals.game_ended.connect(tv.on_game_ended, dispatch_uid="tv-game-ended")

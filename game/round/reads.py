@@ -196,7 +196,8 @@ def _rating_of(game: Game) -> int | None:
 
 def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, Any]]:
     """The games being played now (as of ``now``, default the current time), best rated first (the mean
-    of a rated game's two ratings; casual games after, each group most recently started first).
+    of a rated game's two ratings; casual games after, each group most recently started first, then by
+    id: the order is the same on every call).
 
     Read among the games in play with activity in the last :data:`LIVE_LIST_IDLE_S` (15 minutes;
     correspondence: within their days for a move), at most ``4 * limit`` of the most recently started; left
@@ -220,7 +221,7 @@ def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, A
     rows = (Game.objects.filter(_recent(now), status=Game.Status.ACTIVE).order_by("-created_at")
             .only("id", "black_name", "white_name", "black_player", "white_player", "ply",
                   "time_control", "status", "fen", "black_rating", "white_rating",
-                  "black_ms", "white_ms", "turn_started_at", "updated_at"))
+                  "black_ms", "white_ms", "turn_started_at", "updated_at", "created_at"))
     games: list[Game] = []
     start, batch, scan = 0, 8 * limit, 4 * limit
     while len(games) < scan:
@@ -231,7 +232,7 @@ def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, A
         start += batch
     audiences = presence.audiences([g.id for g in games[:scan]])
     games = [g for g in games[:scan] if _being_played(g, audiences[g.id], now)]
-    games.sort(key=lambda g: -(_rating_of(g) or 0))  # stable: most recent first within equal ratings
+    games.sort(key=lambda g: (-(_rating_of(g) or 0), -g.created_at.timestamp(), g.id))
     games = games[:limit]
     controls = {g.time_control: TimeControl.parse(g.time_control) for g in games}
     return [{"id": g.id, "black": g.black_name, "white": g.white_name, "ply": g.ply,
