@@ -123,6 +123,8 @@ INSTALLED_APPS = [
     "game.tournaments",
     # Challenges by name (game/people, docs/people.md): an app of its own for its models.
     "game.people",
+    # The ISO 3166 country list of the profiles, its names translated (docs/people.md, "Profiles").
+    "django_countries",
     # Accounts (game/accounts, docs/accounts.md): sign-up, log-in, password reset.
     "allauth",
     "allauth.account",

@@ -10,7 +10,8 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from game.accounts import admin as accounts_admin
-from game.models import Game, Move
+from game.models import Block, Game, Move
+from game.people.models import Report
 
 
 class ReadOnly:
@@ -39,6 +40,33 @@ class GameAdmin(ReadOnly, admin.ModelAdmin):
     search_fields = ("id", "black_name", "white_name")
     inlines = [MoveInline]
     actions = None
+
+
+@admin.register(Report)
+class ReportAdmin(admin.ModelAdmin):
+    """Reports of players (docs/people.md, "Reports"): moderators read and close them; what the
+    reporter wrote stays as written."""
+
+    list_display = ("created_at", "reported_name", "reason", "reporter_name", "game", "status")
+    list_filter = ("status", "reason", "created_at")
+    search_fields = ("reported_name", "reporter_name", "game", "text")
+    readonly_fields = ("reporter", "reporter_name", "reported", "reported_name", "reason", "game", "text",
+                       "created_at")
+    date_hierarchy = "created_at"
+    actions = ["close"]
+
+    @admin.action(description="Close the selected reports")
+    def close(self, request: HttpRequest, queryset) -> None:
+        queryset.update(status=Report.Status.CLOSED)
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(Block)
+class BlockAdmin(ReadOnly, admin.ModelAdmin):
+    list_display = ("blocker", "blocked", "created_at")
+    search_fields = ("blocker", "blocked")
 
 
 # Users are deleted as their accounts are (game/accounts/admin.py); accounts are shown read-only.

@@ -282,6 +282,23 @@ class Account(models.Model):
         return f"{self.user.username} ({self.player_id})"
 
 
+class Block(models.Model):
+    """``blocker`` blocks ``blocked`` (player ids of accounts, docs/people.md "Blocks"): the blocked
+    player cannot challenge the blocker, their chat lines are not delivered to the blocker, and the
+    lobby never pairs the two.  Here rather than in the people app because the game's chat and the
+    lobby, below it, read it."""
+
+    blocker = models.CharField(max_length=32)
+    blocked = models.CharField(max_length=32, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["blocker", "blocked"], name="block_once")]
+
+    def __str__(self):
+        return f"{self.blocker} blocks {self.blocked}"
+
+
 class Rating(models.Model):
     """One player's Glicko-2 rating in one category (``game/ratings``).
 

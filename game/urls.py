@@ -10,6 +10,7 @@ from django.urls import include, path, re_path, register_converter
 from game import howto, views
 from game.computer import views as computer_views
 from game.models import GAME_ID_PATTERN
+from game.people import views as people_views
 from game.profiles import views as profile_views
 from game.tournaments.urls import ID_PATTERN as TOURNAMENT_ID_PATTERN
 
@@ -38,7 +39,12 @@ urlpatterns = [
     path("tv/game", views.tv_game, name="tv_game"),
     path("tv/<str:channel>", views.tv_page, name="tv_channel"),
     path("games/mine", profile_views.my_games, name="my_games"),
-    path("@/<str:username>", profile_views.profile, name="profile"),
+    path("@/<str:username>", people_views.profile, name="profile"),
+    path("@/<str:username>/block", people_views.block, name="profile_block"),
+    path("@/<str:username>/report", people_views.report, name="profile_report"),
+    path("settings/country", people_views.country, name="account_country"),
+    path("games/search", profile_views.search, name="game_search"),
+    path("games/search.pdn", profile_views.search_pdn, name="game_search_pdn"),
     path("@/<str:username>/games", profile_views.games, name="profile_games"),
     path("@/<str:username>/games.pdn", profile_views.games_pdn, name="profile_games_pdn"),
     path("leaderboard", profile_views.leaderboard, name="leaderboard"),

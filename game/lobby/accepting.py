@@ -2,7 +2,7 @@
 
 A page that shows the seeks (:mod:`game.lobby.seeklist`) lets its player click one; the socket then
 sends ``seek`` with the seek's pool and ``accept``: its id.  :func:`play_seek` reads the pool, checks
-the seek is still there, is another player's and, in a rated pool, is within range now
+the seek is still there, is another player's, neither player blocks the other and, in a rated pool, is within range now
 (:func:`game.lobby.pairing.in_range`, as the settling decides), adds the player's own seek and
 claims the pair with the pools' ``CLAIM`` script, which takes it only if both seeks still wait,
 belong to different players and are within range: the same atomic step as every pairing, so two
@@ -33,6 +33,7 @@ from game.lobby.pairing import (
     RANGE_STEP,
     RANGE_STEP_S,
     Seek,
+    avoids,
     draw_colours,
     in_range,
     rating_range,
@@ -71,6 +72,8 @@ def _check(mine: Seek, target: Seek | None, now_us: int) -> Seek:
         raise ActionError("seek_gone", GONE_MESSAGE)
     if target.player == mine.player:
         raise ActionError("own_seek", _("That is your own seek: wait for someone to play it."))
+    if avoids(mine, target):
+        raise ActionError("blocked", _("You cannot play this seek."))
     if not POOLS[mine.pool].rated:
         return target
     arriving = replace(mine, since=now_us)
@@ -97,7 +100,8 @@ async def play_seek(mine: Seek, target_id: str) -> bool:
     Returns True when the pair was claimed here, False when ``mine`` was paired meanwhile by a
     settling with another seek (``lobby.paired`` is on its way all the same).  Raises
     :class:`ActionError` ``seek_gone`` (not waiting any more, or taken first by someone else),
-    ``own_seek`` (a seek of the same player), ``out_of_range`` (a rated pool, ratings too far apart
+    ``own_seek`` (a seek of the same player), ``blocked`` (either player blocks the other:
+    docs/people.md, "Blocks"), ``out_of_range`` (a rated pool, ratings too far apart
     for now: the message says when their range reaches the player, or that it never will), and
     :class:`MatchmakingUnavailable`; in each case ``mine`` is not left in the pool.
     """

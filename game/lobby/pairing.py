@@ -130,6 +130,8 @@ class Seek:
     when the seek enters the pool; older seeks are paired first.
     ``rating``: in a rated pool, the seeker's rating in the pool's category when the seek was
     made (rounded Glicko points, 1500 without a rating yet); None in a casual pool.
+    ``avoid``: the player ids the seeker blocks (:class:`game.models.Block`, at most 500): the
+    seek never meets a seek of theirs, nor they it (:func:`avoids`, checked both ways).
     """
 
     id: str
@@ -139,6 +141,7 @@ class Seek:
     channel: str
     since: int = 0
     rating: int | None = None
+    avoid: tuple[str, ...] = ()
 
     def to_json(self) -> str:
         """The seek as stored in Redis: a JSON object of every field but ``since`` (kept as a score)."""
@@ -146,6 +149,10 @@ class Seek:
         del data["since"]
         if data["rating"] is None:
             del data["rating"]
+        if data["avoid"]:
+            data["avoid"] = list(data["avoid"])
+        else:
+            del data["avoid"]
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
@@ -153,9 +160,24 @@ class Seek:
         """Read back :meth:`to_json`.  Raises ``ValueError`` (or ``KeyError``) for anything else."""
         data = json.loads(text)
         rating = data.get("rating")
+        avoid = data.get("avoid") or []
+        if not isinstance(avoid, list):
+            raise ValueError("avoid is not a list")
         return cls(id=str(data["id"]), player=str(data["player"]), name=str(data["name"]),
                    pool=str(data["pool"]), channel=str(data["channel"]), since=int(since),
-                   rating=None if rating is None else int(rating))
+                   rating=None if rating is None else int(rating), avoid=tuple(str(p) for p in avoid))
+
+
+def avoids(a: Seek, b: Seek) -> bool:
+    """Whether seeks ``a`` and ``b`` may never meet because either's player blocks the other's
+    (the claim script checks the same in Redis).
+
+    >>> a = Seek(id="a", player="pa", name="a", pool="untimed", channel="c", avoid=("pb",))
+    >>> b = Seek(id="b", player="pb", name="b", pool="untimed", channel="c")
+    >>> avoids(a, b), avoids(b, a), avoids(b, b)
+    (True, True, False)
+    """
+    return b.player in a.avoid or a.player in b.avoid
 
 
 @dataclass(frozen=True)
@@ -177,7 +199,8 @@ def pair_seeks(waiting: Iterable[Seek], rng: random.Random) -> list[Pairing]:
     with the oldest seek not yet paired that belongs to another player, so
     nobody waits while a seek of another player could meet them: whatever is
     left unpaired belongs to one player only.  Every seek appears in at most one
-    pairing and no pairing joins two seeks of the same player.  Colours are
+    pairing and no pairing joins two seeks of the same player, nor two that :func:`avoids`
+    (a blocked player's seek waits for another).  Colours are
     drawn with ``rng`` (pass ``random.SystemRandom()`` in production, a seeded
     ``random.Random`` in tests).  The pairings come out in the order they were
     made.  Raises nothing; an empty or one-player pool gives ``[]``.
@@ -187,15 +210,16 @@ def pair_seeks(waiting: Iterable[Seek], rng: random.Random) -> list[Pairing]:
     >>> [sorted((p.black.id, p.white.id)) for p in pair_seeks(seeks, random.Random(0))]
     [['s0', 's1'], ['s2', 's3']]
     """
-    unpaired: list[Seek] = []  # invariant: all of one player
+    unpaired: list[Seek] = []  # oldest first; any two of them are of one player or avoid each other
     pairings: list[Pairing] = []
     seen: set[str] = set()
     for seek in sorted(waiting, key=lambda s: (s.since, s.id)):
         if seek.id in seen:
             continue
         seen.add(seek.id)
-        if unpaired and unpaired[0].player != seek.player:
-            older = unpaired.pop(0)
+        older = next((s for s in unpaired if s.player != seek.player and not avoids(s, seek)), None)
+        if older is not None:
+            unpaired.remove(older)
             pairings.append(draw_colours(older, seek, rng))
         else:
             unpaired.append(seek)
@@ -247,7 +271,7 @@ def pair_rated(waiting: Iterable[Seek], now_us: int, rng: random.Random) -> list
     *nearest in rating* of the seeks not yet paired that belong to another player and are
     :func:`in_range` (equal gaps: the older one).  A seek with nobody in range waits; the ranges
     widen with time, so a later call may pair it.  Every seek appears in at most one pairing,
-    never with a seek of the same player; colours are drawn with ``rng``.  Raises nothing.
+    never with a seek of the same player nor one it :func:`avoids`; colours are drawn with ``rng``.  Raises nothing.
 
     >>> a = Seek(id="a", player="pa", name="a", pool="5+0-rated", channel="c", since=0, rating=1500)
     >>> b = Seek(id="b", player="pb", name="b", pool="5+0-rated", channel="c", since=0, rating=1800)
@@ -288,7 +312,8 @@ def _nearest_in_range(seek: Seek, by_rating: list[Seek], at: int, taken: set[str
             gap = abs(other.rating - seek.rating)
             if gap > RANGE_MAX or (best_key is not None and gap > best_key[0]):
                 break
-            if other.id in taken or other.player == seek.player or not in_range(seek, other, now_us):
+            if (other.id in taken or other.player == seek.player or avoids(seek, other)
+                    or not in_range(seek, other, now_us)):
                 continue
             key = (gap, other.since, other.id)
             if best_key is None or key < best_key:

@@ -129,7 +129,8 @@ return out
 # ARGV: claim token, claimed ttl ms, the rating range (5 values: the time in µs, '' for the
 # Redis clock; start, step, step µs, widest; all '' in a casual pool), then seek ids two by two
 # (black, white).  Takes each pair whose two seeks are both still waiting, belong to different
-# players and, in a rated pool, are within range (game.lobby.pairing.in_range: their ratings differ
+# players, neither of whom blocks the other (each seek's "avoid": the player ids its player blocks)
+# and, in a rated pool, are within range (game.lobby.pairing.in_range: their ratings differ
 # by at most the range of the one that waited longer); a pair already taken by this same token (a
 # retried call) counts as taken.  Returns {waiting count, numbers (1-based) of the pairs taken...}.
 CLAIM = _LIB + """
@@ -146,8 +147,16 @@ local function range(id)
   local waited = math.max(0, at - tonumber(redis.call('ZSCORE', KEYS[1], id) or at))
   return math.min(widest, start + step * math.floor(waited / step_us))
 end
+local function avoids(s, player)
+  if type(s.avoid) ~= 'table' then return false end
+  for _, p in ipairs(s.avoid) do
+    if p == player then return true end
+  end
+  return false
+end
 local function meet(a, sa, b, sb)
   if sa.player == sb.player then return false end
+  if avoids(sa, sb.player) or avoids(sb, sa.player) then return false end
   if not rated then return true end
   if type(sa.rating) ~= 'number' or type(sb.rating) ~= 'number' then return false end
   return math.abs(sa.rating - sb.rating) <= math.max(range(a), range(b))

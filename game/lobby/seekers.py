@@ -7,7 +7,8 @@ Django's own ``get_user`` does (the session's user id, backend and password hash
 the user's :class:`game.models.Account` and its :class:`game.models.Rating` in the pool's
 category; it runs in a database thread (:func:`game.sockets.in_db_thread`).  A casual seek plays
 under the seat's name rules (:func:`game.accounts.identity.seat_name`).  :func:`new_seek` makes
-either from the socket's ``seek`` message.
+either from the socket's ``seek`` message, with the players its player blocks (``avoid``: the
+pools never pair them, docs/people.md "Blocks").
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from game.accounts.identity import account_name, seat_name
 from game.errors import ActionError
 from game.lobby.pairing import POOLS, Seek
 from game.lobby.protocol import SeekGame
-from game.models import Account
+from game.models import Account, Block
 from game.names import ACCOUNT_NAME_MESSAGE, NAME_MAX_CHARS, belongs_to_account, clean_name
 from game.ratings import games as ratings
 from game.ratings import playban
@@ -76,6 +77,17 @@ def rated_seeker(session: Any, category: str) -> RatedSeeker:
     return RatedSeeker(player_id=account.player_id, name=name, rating=max(0, round(rating)))
 
 
+#: Blocks a seek carries at most (as many as one account may make: game.people.blocks.MAX_BLOCKS).
+AVOID_MAX = 500
+
+
+def avoided(player_id: str) -> tuple[str, ...]:
+    """The player ids ``player_id`` blocks (:class:`game.models.Block`), at most :data:`AVOID_MAX`
+    (one indexed query; a guest blocks nobody)."""
+    return tuple(Block.objects.filter(blocker=player_id).order_by("blocked")
+                 .values_list("blocked", flat=True)[:AVOID_MAX])
+
+
 async def new_seek(session: Any, message: SeekGame, player_id: str, remembered: str | None,
                    channel: str) -> Seek:
     """The seek of a lobby socket's ``message`` (a new id, ``message.pool``, the socket's ``channel``).
@@ -93,9 +105,10 @@ async def new_seek(session: Any, message: SeekGame, player_id: str, remembered: 
         assert pool.category is not None  # only timed pools have rated twins
         seeker = await in_db_thread(rated_seeker)(session, pool.category)
         return Seek(id=uuid.uuid4().hex, player=seeker.player_id, name=seeker.name, pool=pool.id,
-                    channel=channel, rating=seeker.rating)
+                    channel=channel, rating=seeker.rating, avoid=await in_db_thread(avoided)(seeker.player_id))
     typed = message.name if message.name is not None else remembered
     name = seat_name(session, typed, player_id)
     if typed and typed.split() and not account_name(session) and await in_db_thread(belongs_to_account)(name):
         raise ActionError("name_taken", ACCOUNT_NAME_MESSAGE)
-    return Seek(id=uuid.uuid4().hex, player=player_id, name=name, pool=pool.id, channel=channel)
+    return Seek(id=uuid.uuid4().hex, player=player_id, name=name, pool=pool.id, channel=channel,
+                avoid=await in_db_thread(avoided)(player_id))

@@ -21,7 +21,7 @@ from django.utils.translation import gettext_lazy as _
 from game.clock import TimeControl, TimeControlError
 from game.errors import ActionError
 from game.i18n import lazy_text
-from game.models import Account, Game
+from game.models import Account, Block, Game
 from game.people.models import Challenge
 from game.ratings import games as ratings
 from game.round import actions
@@ -49,7 +49,8 @@ def send(challenger: Account, username: str, time_control: str, color: str, rate
          now: datetime | None = None) -> Challenge:
     """Challenge the account named ``username`` (any case) from ``challenger``.  Returns the open
     challenge.  Raises :class:`ActionError`: ``no_such_player``, ``self_challenge``,
-    ``bad_time_control``, ``bad_color``, ``unrated_control`` (rated and untimed), ``playban`` (rated,
+    ``blocked`` (either player blocks the other: docs/people.md, "Blocks"), ``bad_time_control``,
+    ``bad_color``, ``unrated_control`` (rated and untimed), ``playban`` (rated,
     and the challenger closed out of rated play: :func:`game.ratings.games.check_rated`),
     ``already_challenged`` (an open one to that player), ``challenged_lately``
     (:data:`MAX_TO_ONE_PLAYER` to that player within :data:`CHALLENGE_TTL_S`), ``too_many_challenges``
@@ -61,6 +62,7 @@ def send(challenger: Account, username: str, time_control: str, color: str, rate
         raise ActionError("no_such_player", _("There is no player of that name."))
     if target.player_id == challenger.player_id:
         raise ActionError("self_challenge", _("You cannot challenge yourself."))
+    refuse_blocked(challenger.player_id, target.player_id)
     try:
         control = TimeControl.parse(time_control)
     except TimeControlError:
@@ -87,6 +89,17 @@ def send(challenger: Account, username: str, time_control: str, color: str, rate
             challenger=challenger.player_id, challenger_name=challenger.user.username,
             challenged=target.player_id, challenged_name=target.user.username, time_control=str(control),
             color=color, rated=rated, ballot=ballot, expires_at=now + timedelta(seconds=CHALLENGE_TTL_S))
+
+
+def refuse_blocked(me: str, them: str) -> None:
+    """Raise :class:`ActionError` ``blocked`` when ``me`` blocks ``them`` or ``them`` blocks ``me``
+    (one query); the message tells the blocker why, and the blocked player no more than "cannot"."""
+    found = set(Block.objects.filter(blocker__in=(me, them), blocked__in=(me, them))
+                .values_list("blocker", flat=True))
+    if me in found:
+        raise ActionError("blocked", _("You block this player: unblock them first."))
+    if them in found:
+        raise ActionError("blocked", _("You cannot challenge this player."))
 
 
 def incoming(player_id: str, now: datetime | None = None) -> list[Challenge]:

@@ -9,17 +9,21 @@ a seat in a game in play (the most recently active one is shown).
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 
+import redis
 from django.conf import settings
 from django.db.models import Q
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from checkers_site import redis_cluster
 from game.errors import ActionError
 from game.lobby import pools
-from game.models import Account, Game
-from game.people.models import Follow
+from game.models import Account, Block, Game
+from game.people.models import Card, Follow
 from game.sockets import storable
 
 log = logging.getLogger(__name__)
@@ -31,7 +35,9 @@ ONLINE_TTL_S = 60
 ONLINE_RENEW_S = 20.0
 
 
-def _account_named(username: object) -> Account:
+def account_named(username: object) -> Account:
+    """The account named ``username`` (any case), with its user.  Raises :class:`ActionError`
+    ``no_such_player`` for a name no account has, or anything that is no name."""
     if not isinstance(username, str) or not 0 < len(username) <= 150 or not storable(username):
         raise ActionError("no_such_player", _("There is no player of that name."))
     account = Account.objects.select_related("user").filter(user__username__iexact=username).first()
@@ -42,10 +48,14 @@ def _account_named(username: object) -> Account:
 
 def follow(follower: Account, username: object) -> Account:
     """``follower`` follows the account named ``username`` (again: no change).  Returns it.  Raises
-    :class:`ActionError` ``no_such_player``, ``self_follow``, ``too_many_follows`` (:data:`MAX_FOLLOWS`)."""
-    target = _account_named(username)
+    :class:`ActionError` ``no_such_player``, ``self_follow``, ``blocked`` (either blocks the other),
+    ``too_many_follows`` (:data:`MAX_FOLLOWS`)."""
+    target = account_named(username)
     if target.player_id == follower.player_id:
         raise ActionError("self_follow", _("You cannot follow yourself."))
+    if Block.objects.filter(Q(blocker=follower.player_id, blocked=target.player_id)
+                            | Q(blocker=target.player_id, blocked=follower.player_id)).exists():
+        raise ActionError("blocked", _("You cannot follow this player."))
     if Follow.objects.filter(follower=follower.player_id).count() >= MAX_FOLLOWS:
         raise ActionError("too_many_follows", _("You follow as many players as one may."))
     Follow.objects.get_or_create(follower=follower.player_id, followed=target.player_id)
@@ -54,7 +64,7 @@ def follow(follower: Account, username: object) -> Account:
 
 def unfollow(follower: Account, username: object) -> Account:
     """``follower`` stops following the account named ``username``.  Raises ``no_such_player``."""
-    target = _account_named(username)
+    target = account_named(username)
     Follow.objects.filter(follower=follower.player_id, followed=target.player_id).delete()
     return target
 
@@ -104,3 +114,32 @@ async def online_among(player_ids: list[str]) -> set[str]:
         return set()
     now = time.time()
     return {pid for pid, score in zip(player_ids, scores, strict=True) if score is not None and score > now}
+
+
+@functools.cache
+def _sync_client(url: str):
+    if url.startswith("redis+cluster://"):
+        return redis_cluster.sync_client(url, socket_timeout=2, socket_connect_timeout=2)
+    return redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+
+
+def is_online(player_id: str) -> bool:
+    """Whether ``player_id`` is online now (a profile's status; False when Redis fails).  Synchronous."""
+    try:
+        score = _sync_client(settings.MATCHMAKING_REDIS_URL).zscore(_key(), player_id)
+    except redis_cluster.ERRORS_OR_VALUE as exc:
+        log.warning("people: could not read whether %s is online: %s", player_id, exc)
+        return False
+    return score is not None and score > time.time()
+
+
+def seen(player_id: str) -> None:
+    """Record that a page of ``player_id`` opened or closed now (the profile's "last seen"): one
+    write per people socket opened or closed.  Synchronous (the database)."""
+    Card.objects.update_or_create(player_id=player_id, defaults={"last_seen": timezone.now()})
+
+
+def counts(player_id: str) -> tuple[int, int]:
+    """``(followers, following)`` of ``player_id`` (two indexed counts)."""
+    return (Follow.objects.filter(followed=player_id).count(),
+            Follow.objects.filter(follower=player_id).count())

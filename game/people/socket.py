@@ -98,6 +98,7 @@ class PeopleConsumer(AsyncJsonWebsocketConsumer):
         open_ones = await in_db_thread(challenges.incoming)(self.account.player_id)
         await self.send_json({"type": "challenges", "incoming": [challenges.public(c) for c in open_ones]})
         await follows.mark_online(self.account.player_id)
+        await in_db_thread(follows.seen)(self.account.player_id)
         await self.send_following()
         await self.send_turns()
         self.ticker = asyncio.create_task(self.tick())
@@ -139,6 +140,8 @@ class PeopleConsumer(AsyncJsonWebsocketConsumer):
                 await self.ticker
         if self.joined is not None:
             await self.channel_layer.group_discard(self.joined, self.channel_name)
+            with contextlib.suppress(Exception):  # "last seen" is not worth failing a disconnect
+                await in_db_thread(follows.seen)(self.joined.split(".", 1)[1])
         if self.ticket is not None:
             ticket, self.ticket = self.ticket, None
             await admission.release(ticket)

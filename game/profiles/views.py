@@ -1,11 +1,11 @@
-"""The profile pages: ``/@/<username>``, its archive and PDN file, ``/games/mine``, ``/leaderboard``.
+"""The profile pages: ``/@/<username>`` (its games' part), its archive and PDN file, ``/games/mine``, ``/leaderboard``.
 Each view reads through :mod:`game.profiles.reads`; none changes anything."""
 
 from __future__ import annotations
 
 from django import forms
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_safe
@@ -14,6 +14,7 @@ from game.clock import CORRESPONDENCE, STANDARD
 from game.i18n import time_control_label
 from game.models import Account
 from game.profiles import downloads, reads
+from game.profiles import search as game_search
 
 #: Games on each page of an archive.
 ARCHIVE_PAGE = 20
@@ -51,20 +52,20 @@ class ArchiveFilters(forms.Form):
         ("", _("Rated or casual")), ("yes", _("Rated")), ("no", _("Casual"))])
 
 
-@require_safe
-def profile(request, username):
-    """A player's page: ratings per category, the rating chart, results against its most played
-    opponents, its latest games.  404 for a name no account has."""
+def profile_context(username: str) -> dict:
+    """What a player's page shows of its games: ratings per category, the rating chart, results
+    against its most played opponents, its latest games.  Raises Http404 for a name no account
+    has.  The page itself is :func:`game.people.views.profile`, which adds the player's people."""
     account = _account_or_404(username)
     pid = account.player_id
-    return render(request, "profiles/profile.html", {
+    return {
         "account": account, "name": account.user.username,
         "ratings": reads.ratings(pid), "chart": reads.chart(pid),
         "categories": dict(category_choices()),
         "opponents": reads.opponents(pid), "recent": reads.recent_games(pid),
         "challenge_controls": [(control, time_control_label(control))
                                for control in ("untimed", *STANDARD, *CORRESPONDENCE)],
-    })
+    }
 
 
 @require_safe
@@ -98,6 +99,40 @@ def games_pdn(request, username):
     account = _account_or_404(username)
     return downloads.response(request, viewer_id(request), account.player_id,
                               f"checkers-{account.user.username}.pdn")
+
+
+@require_safe
+def search(request):
+    """Game search (:mod:`game.profiles.search`): finished games of every player by the filters
+    of the query string, :data:`game.profiles.search.PAGE_SIZE` a page, with a link to their PDN
+    file.  Filters that do not validate show the form with their errors and no games (400)."""
+    form = game_search.SearchForm(request.GET)
+    if not form.is_valid():
+        return render(request, "profiles/search.html", {"form": form, "page": None}, status=400)
+    page = Paginator(game_search.games(form.cleaned_data), game_search.PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(request, "profiles/search.html", {
+        "form": form, "page": page, "names": game_search.names(list(page.object_list)),
+        "query": query.urlencode(), "max_results": game_search.MAX_RESULTS, "max_pdn": game_search.MAX_PDN_GAMES})
+
+
+@require_safe
+def search_pdn(request):
+    """The PDN file of a search's first :data:`game.profiles.search.MAX_PDN_GAMES` games, newest
+    first; counted as an archive download (:func:`game.profiles.downloads.refused`: 429 over the
+    rate).  Filters that do not validate: 400."""
+    form = game_search.SearchForm(request.GET)
+    if not form.is_valid():
+        return HttpResponse(str(_("Those filters are not valid.")) + "\n", status=400,
+                            content_type="text/plain; charset=utf-8")
+    refusal = downloads.refused(request, viewer_id(request))
+    if refusal is not None:
+        return refusal
+    response = HttpResponse(game_search.pdn_text(form.cleaned_data, request.get_host()),
+                            content_type="application/x-pdn; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="checkers-search.pdn"'
+    return response
 
 
 @require_safe

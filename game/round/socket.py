@@ -41,6 +41,7 @@ from game.round import (
     fanout,
     forecasts,
     handlers,
+    hiding,
     outages,
     reads,
     signals,
@@ -116,6 +117,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     signed_in = False
     #: The computer holds a seat of the game.
     computer = False
+    #: A signed-in viewer's filter of the chat lines of the players it blocks (None: a guest).
+    chat_filter: hiding.ChatFilter | None = None
 
     async def connect(self) -> None:
         self.game_id = self.scope["url_route"]["kwargs"]["game_id"]
@@ -127,6 +130,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         await self.identify()
         if not await self.admit():
             return
+        if self.signed_in and self.player_id:
+            self.chat_filter = hiding.ChatFilter(self.player_id, self.game_id)
+            await self.chat_filter.read()
         snapshot = await self.enter()
         if snapshot is None:
             return
@@ -366,8 +372,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             log.warning("could not resynchronise a socket of game %s: %s", self.game_id, exc)
 
     async def send_copy(self, snapshot: snapshots.Copy) -> None:
-        """Send a snapshot already encoded for this socket and follow the clock of its state."""
-        await self.send_text(snapshot.text)
+        """Send a snapshot already encoded for this socket (less the chat lines it does not read:
+        :mod:`game.round.hiding`) and follow the clock of its state."""
+        await self.send_text(snapshot.text if self.chat_filter is None else self.chat_filter.snapshot(snapshot.text))
         self.flag.follow(events.follow_of(snapshot.state), timer=self.role.seated)
 
     @contextlib.asynccontextmanager
@@ -398,6 +405,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         """Send this socket's copy of one encoded event and follow the clock of its state; a
         change of seats may change this socket's seat (:mod:`game.round.watch`)."""
         text = self.role.text_of(copies)
+        if text is not None and self.chat_filter is not None:
+            text = self.chat_filter.event(text)
         if text is None:
             return
         try:
