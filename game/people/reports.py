@@ -43,6 +43,11 @@ def game_of(text: str) -> str:
     return match.group(1)
 
 
+def game_named(text: object) -> str:
+    """``text`` when it is shaped as a game id (a link from a game page to the report form), else ``""``."""
+    return text if isinstance(text, str) and is_game_id(text) else ""
+
+
 def report(reporter: Account, username: object, reason: str, game: str = "", text: str = "",
            now: datetime | None = None) -> Report:
     """``reporter`` reports the account named ``username`` for ``reason`` (a value of

@@ -5,6 +5,8 @@ setting of the account pages (``/accounts/country/``)."""
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -41,8 +43,9 @@ class CountryForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        field = self.fields["country"]
-        field.choices = [("", _("No country shown")), *[c for c in field.choices if c[0]]]
+        field = cast("forms.ChoiceField", self.fields["country"])
+        countries: Any = field.choices
+        field.choices = [("", _("No country shown")), *[c for c in countries if c[0]]]
 
 
 def _account_of(request) -> Account | None:
@@ -67,7 +70,8 @@ def profile(request, username):
         "last_seen": card.last_seen if card is not None else None,
         "online": follows.is_online(pid), "followers": followers, "following": following,
         "blocking": viewer is not None and blocks.blocks(viewer.player_id, pid),
-        "report_form": ReportForm(),
+        "report_form": ReportForm(initial={"game": reports.game_named(request.GET.get("game"))}),
+        "report_open": "game" in request.GET,
     })
     return render(request, "profiles/profile.html", context)
 

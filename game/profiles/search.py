@@ -77,7 +77,7 @@ class SearchForm(forms.Form):
             raise forms.ValidationError(_("Choose a time control such as 5+3, 1d or untimed.")) from None
 
     def clean(self) -> dict:
-        data = super().clean()
+        data = super().clean() or {}
         data["player_account"] = self._account("player")
         data["opponent_account"] = self._account("opponent")
         if data.get("result") in (WON, LOST) and not data.get("player"):
@@ -141,7 +141,7 @@ def pdn_text(data: dict, site: str) -> str:
     :func:`games`), newest first, as :mod:`game.profiles.pdn_file` writes each game (a query for
     the games, one per :data:`game.profiles.pdn_file.BATCH_GAMES` for their moves)."""
     rows = list(games(data).values_list(*pdn_file.FIELDS)[:MAX_PDN_GAMES])
-    parts = []
+    parts: list[str] = []
     for start in range(0, len(rows), pdn_file.BATCH_GAMES):
         chunk = rows[start:start + pdn_file.BATCH_GAMES]
         moves = pdn_file.moves_of([row[0] for row in chunk])

@@ -93,7 +93,7 @@ async def test_block_refusals_have_codes_and_store_nothing(settings):
 
 
 async def test_blocks_are_limited(monkeypatch):
-    ann, ben, cat = await accounts("ann", "ben", "cat")
+    ann, _ben, cat = await accounts("ann", "ben", "cat")
     monkeypatch.setattr(blocks, "MAX_BLOCKS", 1)
     await block(ann, "ben")
     assert "code-too_many_blocks" in await block(ann, "cat")
