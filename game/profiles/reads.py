@@ -11,7 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Case, Count, F, Q, QuerySet, When
+from django.db.models import Case, Count, F, Q, QuerySet, When, Window
+from django.db.models.functions import RowNumber
 
 from game.clock import TimeControlError
 from game.i18n import seat_name
@@ -24,7 +25,7 @@ from game.ratings.games import PROVISIONAL_DEVIATION
 PROVISIONAL_RD = PROVISIONAL_DEVIATION
 #: Players on each leaderboard.
 LEADERBOARD_SIZE = 50
-#: Rating changes a profile's chart draws per category (the latest ones).
+#: Rating changes a profile's chart draws per category at most (a longer history is thinned evenly).
 CHART_POINTS = 500
 
 WON, LOST, DRAWN = "won", "lost", "drawn"
@@ -208,19 +209,35 @@ class Chart:
 CHART_WIDTH, CHART_HEIGHT, CHART_LEFT, CHART_PAD, CHART_BOTTOM = 600, 240, 44, 10, 28
 
 
+def chart_rows(player_id: str, category: str, total: int | None = None) -> list[tuple[datetime, float]]:
+    """``[(at, rating after)]`` of ``player_id``'s rated games of ``category``, oldest first, from its
+    first game to its last: every one while there are at most :data:`CHART_POINTS`, else evenly
+    thinned to about that many (every n-th, the first and the last kept), numbered and thinned in
+    the database (one query on the ``(player_id, category, at)`` index, and one count unless
+    ``total``, how many there are, is given)."""
+    changes = RatingChange.objects.filter(player_id=player_id, category=category)
+    total = changes.count() if total is None else total
+    if total == 0:
+        return []
+    step = -(-total // CHART_POINTS)
+    if step == 1:
+        return list(changes.order_by("at", "id").values_list("at", "after"))
+    numbered = changes.annotate(number=Window(RowNumber(), order_by=(F("at").asc(), F("id").asc())))
+    kept = numbered.annotate(slot=(F("number") - 1) % step).filter(Q(slot=0) | Q(number=total))
+    return list(kept.order_by("at", "id").values_list("at", "after"))
+
+
 def chart(player_id: str) -> Chart | None:
     """The rating-history chart of ``player_id`` from its :class:`RatingChange` rows (the rating
-    after each rated game, the latest :data:`CHART_POINTS` per category), or None when it has none.
+    after each rated game, from its first to its last, :func:`chart_rows`), or None when it has none.
 
     x is the time of the change (all lines share the axis; evenly spaced when all changes share
     one moment), y the rating, both scaled into the chart's box.
     """
-    by_category: dict[str, list[tuple[datetime, float]]] = {}
-    for category in CATEGORIES:
-        rows = list(RatingChange.objects.filter(player_id=player_id, category=category)
-                    .order_by("-at", "-id").values_list("at", "after")[:CHART_POINTS])
-        if rows:
-            by_category[category] = rows[::-1]
+    totals = dict(RatingChange.objects.filter(player_id=player_id).order_by().values("category")
+                  .annotate(n=Count("id")).values_list("category", "n"))
+    by_category = {category: chart_rows(player_id, category, totals[category])
+                   for category in CATEGORIES if totals.get(category)}
     if not by_category:
         return None
     every = [row for rows in by_category.values() for row in rows]

@@ -5,11 +5,14 @@ two apart in the pools and on the seek list.  Real sockets, channel layer, Redis
 
 from __future__ import annotations
 
+import dataclasses
 import random
+from unittest.mock import ANY
 
 import pytest
 from channels.db import database_sync_to_async
 from django.conf import settings
+from django.contrib.sessions.backends.signed_cookies import SessionStore
 from django.test import Client
 
 from game.lobby.pairing import Pairing, Seek, pair_rated, pair_seeks
@@ -17,7 +20,7 @@ from game.models import Block, Game
 from game.people import blocks
 from game.people.models import Challenge, Follow
 from game.round import actions
-from tests.web.conftest import recv
+from tests.web.conftest import make_browser, recv
 from tests.web.test_challenges import accounts, answer, people
 from tests.web.test_matchmaking import (  # noqa: F401
     matchmaking_prefix,
@@ -164,4 +167,32 @@ async def test_the_pool_never_pairs_the_two_and_a_click_on_the_seek_is_refused(p
     assert {game.black_player, game.white_player} == {ann.player_id, cat.player_id}
     assert await pools.waiting("untimed") == 1  # ben still waits
     for comm in (a, b, b2, c):
+        await comm.disconnect()
+
+
+def named(browser, name: str):
+    """``browser`` with ``name`` as its session's display name, as a log-in leaves it."""
+    store = SessionStore(session_key=browser.cookie)
+    store.load()
+    store["name"] = name
+    store.save()
+    return dataclasses.replace(browser, cookie=store.session_key)
+
+
+async def test_a_blocked_spectators_lines_do_not_reach_the_blocker_either():
+    ann, ben = await accounts("ann", "ben")
+    ann, ben = named(ann, "ann"), named(ben, "ben")
+    cat, dan = make_browser("cat"), make_browser("dan")
+    game = await database_sync_to_async(actions.start_game)(black=(cat.player_id, "cat"),
+                                                            white=(dan.player_id, "dan"))
+    await block(ann, "ben")
+    a, _ = await ann.connect(game.id)
+    b, _ = await ben.connect(game.id)
+    await b.send_json_to({"type": "chat", "room": "spectators", "text": "hello from ben"})
+    assert (await recv(b))["line"] == {"id": ANY, "room": "spectators", "seat": None, "name": "ben",
+                                       "text": "hello from ben"}
+    await a.send_json_to({"type": "chat", "room": "spectators", "text": "ann here"})
+    assert (await recv(a))["line"]["text"] == "ann here"  # ben's line never reached ann
+    assert (await recv(b))["line"]["text"] == "ann here"
+    for comm in (a, b):
         await comm.disconnect()

@@ -177,3 +177,13 @@ def test_a_profile_shows_country_online_or_last_seen_and_follow_counts():
         r.zrem(follows._key(), ann.player_id)
         r.close()
     assert "Pays-Bas" in signed_in(ann).get("/settings/country", HTTP_ACCEPT_LANGUAGE="fr").content.decode()
+
+
+def test_a_game_page_links_the_report_form_of_each_seated_account_with_the_game():
+    ann, ben = account("ann"), account("ben")
+    played = game(ann.player_id, ben.player_id, moves=OPENING, result="1-0")
+    page = signed_in(ann).get(f"/g/{played.id}/").content.decode()
+    assert f'href="/@/ben?game={played.id}#report-box"' in page
+    profile = signed_in(ann).get(f"/@/ben?game={played.id}").content.decode()
+    assert 'id="report-box" open' in profile and f'value="{played.id}"' in profile
+    assert 'value="' + "x" * 5 not in signed_in(ann).get("/@/ben?game=xxxxx<").content.decode()

@@ -479,3 +479,16 @@ def test_the_computer_is_named_in_the_pages_language_on_my_games_and_the_profile
         assert "Ordinateur (niveau 3)" in text and "Computer (level 3)" not in text, page
     text = html(Client(headers={"accept-language": "es"}).get("/@/alice"))
     assert "Ordenador (nivel 3)" in text and "Computer (level 3)" not in text
+
+
+def test_the_chart_runs_from_the_first_game_thinned_evenly(monkeypatch):
+    alice, bob = account("alice"), account("bob")
+    for number in range(1, 11):
+        g = game(alice.player_id, bob.player_id, result="1-0", rated=True)
+        RatingChange.objects.create(game=g, player_id=alice.player_id, category="blitz", before=1500,
+                                    after=1500 + number, deviation=100)
+    assert [after for _, after in reads.chart_rows(alice.player_id, "blitz")] == [1500 + n for n in range(1, 11)]
+    monkeypatch.setattr(reads, "CHART_POINTS", 4)
+    assert [after for _, after in reads.chart_rows(alice.player_id, "blitz")] == [1501, 1504, 1507, 1510]
+    monkeypatch.setattr(reads, "CHART_POINTS", 3)
+    assert [after for _, after in reads.chart_rows(alice.player_id, "blitz")] == [1501, 1505, 1509, 1510]
