@@ -10,6 +10,7 @@ from datetime import timedelta
 
 import pytest
 import redis
+from channels.db import database_sync_to_async
 from django.conf import settings
 from django.test import Client, override_settings
 from django.utils import timezone
@@ -18,6 +19,7 @@ from game.models import Game
 from game.people import follows, reports
 from game.people.models import Card, Follow, Report
 from game.profiles import search
+from tests.web.test_challenges import accounts, people
 from tests.web.test_profiles import OPENING, account, game
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -187,3 +189,17 @@ def test_a_game_page_links_the_report_form_of_each_seated_account_with_the_game(
     profile = signed_in(ann).get(f"/@/ben?game={played.id}").content.decode()
     assert 'id="report-box" open' in profile and f'value="{played.id}"' in profile
     assert 'value="' + "x" * 5 not in signed_in(ann).get("/@/ben?game=xxxxx<").content.decode()
+
+
+@pytest.mark.asyncio
+async def test_a_people_socket_records_when_its_player_was_last_seen():
+    [ann] = await accounts("ann")
+
+    def last_seen():
+        return Card.objects.get(player_id=ann.player_id).last_seen
+
+    comm, _ = await people(ann)
+    opened = await database_sync_to_async(last_seen)()
+    assert opened is not None
+    await comm.disconnect()
+    assert await database_sync_to_async(last_seen)() > opened
