@@ -22,7 +22,7 @@ from django.views.decorators.http import require_POST, require_safe
 from game.errors import ActionError
 from game.models import Account
 
-from . import puzzles
+from . import puzzles, sources
 from .themes import THEMES
 
 _STATUS = {"no_such_puzzle": 404}
@@ -39,6 +39,7 @@ def _page(request, puzzle, streak: bool = False, status: int = 200):
     player = _player(request)
     rated = puzzles.is_account(player)
     context = {"puzzle": puzzle, "rated": rated, "streak": streak, "themes": THEMES,
+               "source": sources.describe(puzzle.source) if puzzle else "",
                "solver": puzzles.solver(player) if rated else None,
                "streak_state": {"streak": (request.session.get("puzzle_streak") or {}).get("count", 0),
                                 "best": request.session.get("puzzle_best_streak", 0)}}

@@ -107,6 +107,8 @@ def page(request, tournament_id: str):
         "podium": data["standings"][:3] if over else [],
         "games": standings.games_of(tournament.id) if over else [],
         "is_creator": tournament.created_by == pid,
+        # A rated event takes accounts only (arena.join): a guest is sent to sign in instead of a Join that fails.
+        "guest_refused": tournament.rated and entry is None and not identity.account_name(request.session),
         "config": {"id": tournament.id, "wsPath": f"/ws/tournament/{tournament.id}/", "you": you,
                    "secondsLeft": data["seconds_left"], "status": tournament.status},
     })

@@ -180,3 +180,18 @@ def test_the_command_mines_the_sites_finished_games_into_the_database():
     found = Puzzle.objects.get(pk=shipped["id"])
     assert found.source.startswith(f"the site's game {game.id} (alice v bob), ply 1: {shipped['last_move']}")
     assert found.line == shipped["line"]
+
+
+def test_the_puzzle_pages_from_line_is_a_sentence_in_the_pages_language(db):
+    london = next(p for p in SHIPPED if p["source"].startswith("london1992.pdn") and " in place of 1" in p["source"])
+    nobody = next(p for p in SHIPPED if p["source"].startswith("inferno.pdn game 1 (Red v White"))
+    page = Client().get(f"/puzzles/{london['id']}").content.decode()
+    source = re.search(r'id="puzzle-source">([^<]*)<', page).group(1)
+    assert source.startswith("A game between ") and ", London, 1992. At ply " in source
+    assert ".pdn" not in source and "in place of the game&#x27;s 1" in source
+    french = Client().get(f"/puzzles/{london['id']}", HTTP_ACCEPT_LANGUAGE="fr").content.decode()
+    assert "Une partie entre Chinook" in french or "Une partie entre M Tinsley" in french
+    assert "Au demi-coup" in french and "au lieu du coup de la partie" in french
+    spanish = Client().get(f"/puzzles/{nobody['id']}", HTTP_ACCEPT_LANGUAGE="es").content.decode()
+    line = re.search(r'id="puzzle-source">([^<]*)<', spanish).group(1)
+    assert line.startswith("Una partida tomada de Inferno of Checkers. En la media jugada ") and "Red" not in line

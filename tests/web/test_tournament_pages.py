@@ -9,6 +9,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
@@ -58,7 +59,22 @@ def test_a_guest_joins_a_casual_arena_and_is_refused_a_rated_one(alice, bob):
     assert "Rated games are for signed-in players" in refused.content.decode()
     assert not Entry.objects.filter(tournament=rated).exists()
     other = client_of(alice).get(f"/tournaments/{rated.id}").content.decode()
-    assert "Rated games are for signed-in players" not in other and 'id="join"' in other
+    assert "Rated games are for signed-in players" not in other
+
+
+def test_a_guest_is_sent_to_sign_in_on_a_rated_arenas_page_and_an_account_may_join(alice):
+    rated = arena.create(account("host3"), "Rated", "3+0", 30, timezone.now())
+    guest = client_of(alice).get(f"/tournaments/{rated.id}").content.decode()
+    assert 'id="join"' not in guest and 'id="sign-in-to-join"' in guest
+    assert "Rated tournaments are for players with an account." in guest
+    assert f'href="/accounts/login/?next=/tournaments/{rated.id}"' in guest
+    french = client_of(alice).get(f"/tournaments/{rated.id}", HTTP_ACCEPT_LANGUAGE="fr").content.decode()
+    assert "Les tournois classés sont réservés aux joueurs qui ont un compte." in french
+    member = Client()
+    account("joiner")
+    member.force_login(User.objects.get(username="joiner"))
+    page = member.get(f"/tournaments/{rated.id}").content.decode()
+    assert 'id="join"' in page and 'id="sign-in-to-join"' not in page
 
 
 def test_berserk_from_the_page_goes_back_to_the_halved_game(alice, bob):

@@ -5,6 +5,12 @@
 import { BoardView } from '../view/board.js';
 import { RouteInput } from '../input.js';
 import { parseFen, BLACK, WHITE } from '../fen.js';
+import { loadChoice, saveFlag } from '../storage.js';
+
+// The learning boards show the square numbers the lessons and puzzles speak of ("9-14", "the man on
+// 22") unless the learner turns them off (the box under the board), remembered apart from the game
+// page's own setting, which is off by default.
+const NUMBERS_KEY = 'checkers.learning.showNumbers';
 
 export class Trainer {
   /**
@@ -31,11 +37,23 @@ export class Trainer {
     this.shownPly = 0;
     this.status = 'active';
     this.isOver = false;
-    this.showNumbers = false;
+    this.showNumbers = loadChoice(NUMBERS_KEY, true);
     this.showCoords = false;
     this.confirming = null;
     this.premoves = null;
     this.board = new BoardView(boardEl, this);
+    this.wireNumbers(document.getElementById('board-numbers'));
+  }
+
+  /** The page's "Show square numbers" box (#board-numbers), if it has one. */
+  wireNumbers(box) {
+    if (!box) return;
+    box.checked = this.showNumbers;
+    box.addEventListener('change', () => {
+      this.showNumbers = box.checked;
+      saveFlag(NUMBERS_KEY, this.showNumbers);
+      this.redraw();
+    });
   }
 
   /** Show `fen` with `legal` moves to pick from (none: the board is read only), `lastMove` marked,
