@@ -1,7 +1,7 @@
 """What a new player sees on a phone held upright (390x844): the home page's first screen offers the
-three ways to play; a rated arena game's player bar shows the name, not one letter, beside the rating
-and the "you" tag; a lesson's board shows the square numbers its text speaks of, and the box under it
-hides them."""
+three ways to play; a guest on a rated arena's page is sent to sign in (and back); a rated arena
+game's player bar shows the name, not one letter, beside the rating and the "you" tag; a lesson's
+board shows the square numbers its text speaks of, and the box under it hides them."""
 
 from __future__ import annotations
 
@@ -81,3 +81,25 @@ def test_a_lessons_board_shows_the_square_numbers_and_the_box_hides_them(server,
     page.reload()
     expect(page.locator("#board-numbers")).not_to_be_checked()
     expect(page.locator("#board .sq-num").first).to_be_hidden()
+
+
+RATED_ARENA = """
+import uuid
+from datetime import timedelta
+from django.utils import timezone
+from game.tournaments import arena
+from tests.ratings.helpers import account
+print(arena.create(account("ratedhost" + uuid.uuid4().hex[:4]), "Rated Arena", "3+0", 30,
+                   timezone.now() + timedelta(minutes=10)).id)
+"""
+
+
+def test_a_guest_on_a_rated_arenas_page_is_asked_to_sign_in_and_comes_back(server, server_env, new_context):
+    tournament_id = shell(server_env, RATED_ARENA)
+    page = phone_page(new_context)
+    page.goto(f"{server.url}/tournaments/{tournament_id}")
+    expect(page.locator("#join")).to_have_count(0)
+    expect(page.locator("#sign-in-to-join")).to_contain_text("Rated tournaments are for players with an account.")
+    assert_clean(page, "a rated arena's page, for a guest")
+    page.click("#sign-in-join")
+    expect(page).to_have_url(re.compile(rf"/accounts/login/\?next=/tournaments/{tournament_id}$"))
