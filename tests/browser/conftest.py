@@ -115,10 +115,12 @@ def browser():
 
 @pytest.fixture(scope="session", autouse=True)
 def _expect_timeout():
-    """Playwright's ``expect`` waits up to 10 s (its default is 5 s) in the browser tests."""
+    """Playwright's ``expect`` waits up to 20 s (its default is 5 s) in the browser tests: CI runs them
+    beside the other tests, and a page on a busy machine has taken over 10 s to load.  A passing
+    test waits no longer for it."""
     from playwright.sync_api import expect
 
-    expect.set_options(timeout=10_000)
+    expect.set_options(timeout=20_000)
 
 
 def _save_failure(item, contexts) -> Path:
@@ -160,7 +162,7 @@ def new_context(browser):
         # options: more of Playwright's context options, e.g. locale="es-ES" (its Accept-Language).
         context = browser.new_context(viewport={"width": 1100, "height": 850}, reduced_motion="reduce",
                                       **options)
-        context.set_default_timeout(10_000)
+        context.set_default_timeout(20_000)
         context.on("page", lambda page: watch(page))
         contexts.append(context)
         return context

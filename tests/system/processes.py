@@ -33,8 +33,10 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_for_port(port: int, proc: subprocess.Popen | None = None, timeout_s: float = 30) -> None:
-    """Wait until something accepts connections on 127.0.0.1:``port``; raise if ``proc`` exits first."""
+def wait_for_port(port: int, proc: subprocess.Popen | None = None, timeout_s: float = 120) -> None:
+    """Wait until something accepts connections on 127.0.0.1:``port``; raise if ``proc`` exits first.
+    The wait is long (a site's start-up on a machine busy with a whole test run took over 30 s once);
+    a server that fails exits, and that ends the wait at once."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
