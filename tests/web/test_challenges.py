@@ -29,7 +29,8 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
 
 async def people(browser) -> tuple[WebsocketCommunicator, dict]:
-    """Open the people socket of ``browser``; return it and its first ``challenges`` message."""
+    """Open the people socket of ``browser``; return it and its first ``challenges`` message (its
+    ``turns`` and ``notifications`` kept as ``comm.opened_with``)."""
     comm = WebsocketCommunicator(application, "/ws/people/", headers=browser.headers())
     connected, _ = await comm.connect(timeout=5)
     assert connected
@@ -37,6 +38,9 @@ async def people(browser) -> tuple[WebsocketCommunicator, dict]:
     assert first["type"] == "challenges", first
     following, turns = await comm.receive_json_from(timeout=5), await comm.receive_json_from(timeout=5)
     assert (following["type"], turns["type"]) == ("following", "turns"), (following, turns)
+    bell = await comm.receive_json_from(timeout=5)
+    assert bell["type"] == "notifications", bell
+    comm.opened_with = {"turns": turns, "notifications": bell}
     return comm, first
 
 

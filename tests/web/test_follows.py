@@ -52,7 +52,7 @@ async def test_the_count_of_games_waiting_for_ones_move_comes_with_the_page():
     comm = WebsocketCommunicator(application, "/ws/people/", headers=ann.headers())
     assert (await comm.connect(timeout=5))[0]
     kinds = {}
-    for _ in range(3):
+    for _ in range(4):
         message = await answer(comm)
         kinds[message["type"]] = message
     assert kinds["turns"] == {"type": "turns", "count": 1}

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from typing import Protocol
 
 from checkers_site.ops import metrics
-from game.round import outages
+from game.round import outages, signals
 from game.round.events import Event, publications
 from game.round.fanout.hubs import hub, hubs
 from game.round.fanout.transport import Unavailable, sync_publisher
@@ -94,6 +94,12 @@ async def publish(game_id: str, events: Sequence[Event], fallback: Fallback | No
     """
     if not events:
         return True
+    published = await _publish(game_id, events, fallback)
+    _tell_rooms(game_id, events)
+    return published
+
+
+async def _publish(game_id: str, events: Sequence[Event], fallback: Fallback | None) -> bool:
     texts = publications(events)
     the_hub = hub()
     try:
@@ -111,6 +117,14 @@ async def publish(game_id: str, events: Sequence[Event], fallback: Fallback | No
     finally:
         in_background(_republish(again))
     return False
+
+
+def _tell_rooms(game_id: str, events: Sequence[Event]) -> None:
+    """:data:`game.round.signals.events_published`; a receiver's failure is logged, never raised
+    (the events are out)."""
+    for receiver, result in signals.events_published.send_robust(sender=Event, game_id=game_id, events=events):
+        if isinstance(result, Exception):
+            log.error("a receiver of the events of game %s failed: %r (%s)", game_id, result, receiver)
 
 
 async def _republish(again: Republish) -> None:
@@ -143,6 +157,12 @@ def publish_sync(game_id: str, events: Sequence[Event]) -> bool:
     Returns False when the first try failed."""
     if not events:
         return True
+    published = _publish_sync(game_id, events)
+    _tell_rooms(game_id, events)
+    return published
+
+
+def _publish_sync(game_id: str, events: Sequence[Event]) -> bool:
     texts = publications(events)
     try:
         sync_publisher.publish(game_id, texts)
