@@ -14,7 +14,10 @@ class PeopleConfig(AppConfig):
         # Imported once the apps are loaded (tv and gamenews read the models).
         from game.people import gamenews, tv
         from game.round import signals
+        from game.tournaments import signals as tournament_signals
         # TV forgets the channels' choice when a game shown there ends (docs/people.md, "TV").
         signals.game_ended.connect(tv.on_game_ended, dispatch_uid="tv-game-ended")
         # The "My games" badge and the game notifications follow the games' events (docs/people.md).
         signals.events_published.connect(gamenews.on_events_published, dispatch_uid="people-game-news")
+        # The players of a tournament are told when it starts (the bell).
+        tournament_signals.started.connect(gamenews.on_tournament_started, dispatch_uid="people-tournament-started")

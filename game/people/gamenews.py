@@ -14,6 +14,9 @@ show it hands :func:`plan` (the reads and writes, in a database thread) and the 
 - a rematch proposed: the other player gets a ``rematch`` notification when no page of theirs has
   the game open (:func:`game.round.presence.offline_s`).
 
+:func:`on_tournament_started` receives :data:`game.tournaments.signals.started`: every account
+entered (and not withdrawn) gets a ``tournament`` notification.
+
 Each seated account's pages get at most one group message per publication (``people.notify``:
 :func:`game.people.notices.message`).  Moves of live timed games change nothing here until the
 game ends: such a game changes the count every few seconds while its players are on its page, and
@@ -41,6 +44,7 @@ from game.round import presence
 from game.round.events import Event, GameEvent
 from game.rules import Color
 from game.sockets import in_background, in_db_thread
+from game.tournaments.models import Entry, Tournament
 
 log = logging.getLogger(__name__)
 
@@ -163,3 +167,17 @@ async def send(messages: list[tuple[str, dict[str, Any]]]) -> None:
     assert layer is not None, "the site has a channel layer"
     for player, message in messages:
         await layer.group_send(notices.player_group(player), message)
+
+
+def on_tournament_started(sender: Any, tournament: Tournament, **kwargs: Any) -> None:
+    """:data:`game.tournaments.signals.started` receiver (in the job that started it): a
+    ``tournament`` notification to every account entered and not withdrawn, sent to their pages."""
+    players = list(Entry.objects.filter(tournament_id=tournament.id, withdrawn=False)
+                   .values_list("player_id", flat=True))
+    accounts = Account.objects.filter(player_id__in=players).values_list("player_id", flat=True)
+    url = reverse("tournament", kwargs={"tournament_id": tournament.id})
+    messages = []
+    for player in accounts:
+        notice, unread = notices.add_counted(player, "tournament", tournament.name, url)
+        messages.append((player, notices.message(notice=notice, unread_count=unread)))
+    async_to_sync(send)(messages)

@@ -12,11 +12,14 @@ from __future__ import annotations
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.utils import timezone
 
 from checkers_site.asgi import application
 from game.people import notices
 from game.people.models import Notification
 from game.round import actions
+from game.tournaments import arena, jobs
+from tests.tournaments.helpers import clear_tournament_jobs
 from tests.web.test_challenges import accounts, answer, people
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -164,4 +167,31 @@ async def test_bad_frames_are_answered_with_a_code_and_change_nothing():
     assert await database_sync_to_async(notices.unread)(ann.player_id) == 1
     with pytest.raises(ValueError):
         await database_sync_to_async(notices.add)(ann.player_id, "bogus", "ben", "/")
+    await a.disconnect()
+
+
+@pytest.fixture
+def no_tournament_jobs():
+    clear_tournament_jobs()
+    yield
+    clear_tournament_jobs()
+
+
+@pytest.mark.usefixtures("no_tournament_jobs")
+async def test_the_players_of_a_tournament_are_told_when_it_starts():
+    ann, ben = await accounts("ann", "ben")
+
+    def arena_about_to_start() -> str:
+        tournament = arena.create(ann.player_id, "Evening arena", "3+0", 30, timezone.now(), rated=False)
+        for browser in (ann, ben):
+            arena.join(tournament.id, browser.player_id, browser.name)
+        return tournament.id
+
+    tournament_id = await database_sync_to_async(arena_about_to_start)()
+    a, _ = await people(ann)
+    await database_sync_to_async(jobs.tick)(tournament_id)  # its first tick starts it
+    news = await answer(a)
+    assert (news["type"], news["item"]["kind"], news["item"]["url"]) == ("notification", "tournament",
+                                                                         f"/tournaments/{tournament_id}")
+    assert news["item"]["text"] == "Evening arena has started: your first game is coming."
     await a.disconnect()
