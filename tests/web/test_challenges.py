@@ -44,7 +44,20 @@ async def people(browser) -> tuple[WebsocketCommunicator, dict]:
     return comm, first
 
 
+#: What the bell and the "My games" badge are sent (tests/web/test_notifications.py), passed over by :func:`answer`.
+BELL_AND_BADGE = frozenset({"notification", "unread", "turns"})
+
+
 async def answer(comm) -> dict:
+    """The next message on ``comm`` other than the bell's and the badge's (:data:`BELL_AND_BADGE`)."""
+    while True:
+        message = await comm.receive_json_from(timeout=5)
+        if message["type"] not in BELL_AND_BADGE:
+            return message
+
+
+async def hear(comm) -> dict:
+    """The next message on ``comm``, whatever it is."""
     return await comm.receive_json_from(timeout=5)
 
 

@@ -20,7 +20,8 @@ from game.people.models import Notification
 from game.round import actions
 from game.tournaments import arena, jobs
 from tests.tournaments.helpers import clear_tournament_jobs
-from tests.web.test_challenges import accounts, answer, people
+from tests.web.test_challenges import accounts, people
+from tests.web.test_challenges import hear as answer
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
