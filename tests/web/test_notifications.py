@@ -75,7 +75,7 @@ async def test_reading_marks_them_read_on_every_page_and_a_decline_tells_the_cha
 
 
 async def test_the_text_comes_in_the_language_of_the_page():
-    ann, ben = await accounts("ann", "ben")
+    _ann, ben = await accounts("ann", "ben")
     await database_sync_to_async(notices.add)(ben.player_id, "challenge_declined", "ann", "/@/ann",
                                               detail="too_fast")
     french = WebsocketCommunicator(application, "/ws/people/",
