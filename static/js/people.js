@@ -48,11 +48,12 @@ export function describeSent(c) {
   return parts.join(', ');
 }
 
+/** Made with the page, so that the viewer's first touch opens its audio (browsers allow no sound before). */
 let sound = null;
 
 /** The "challenge" cue, at the game page's volume and mute (read now: another tab may have changed them). */
 function ring() {
-  if (!sound) sound = new SoundPlayer();
+  if (!sound) return;
   sound.setVolume(loadNumber(KEYS.volume, 70, 0, 100) / 100);
   sound.setMuted(loadChoice(KEYS.muted, false));
   sound.play('challenge');
@@ -272,6 +273,7 @@ export function showTurns(count) {
 function boot() {
   const inbox = document.getElementById('challenge-inbox');
   if (!inbox) return;
+  sound = new SoundPlayer();
   const people = new People(inbox, document.getElementById('challenge-form'));
   people.socket.connect();
   window.checkersPeople = people;

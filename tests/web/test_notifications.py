@@ -124,12 +124,13 @@ async def test_the_badge_and_the_bell_follow_the_opponents_move_in_a_corresponde
         await page.disconnect()
 
 
-async def test_a_rematch_proposed_while_the_opponent_is_elsewhere_is_a_notification():
+async def test_a_live_games_end_counts_again_and_a_rematch_proposed_while_away_is_a_notification():
     ann, ben = await accounts("ann", "ben")
     game = await database_sync_to_async(actions.start_game)(black=(ann.player_id, "ann"),
                                                             white=(ben.player_id, "ben"), time_control="5+3")
     b, _ = await people(ben)
-    board, _snapshot = await ann.connect(game.id)
+    board, snapshot = await ann.connect(game.id)
+    await board.send_json_to({"type": "move", "move": "11-15", "v": snapshot["v"]})  # a live move: not followed
     await board.send_json_to({"type": "resign"})
     assert await answer(b) == {"type": "turns", "count": 0}  # the game's end counts again
     await board.send_json_to({"type": "rematch_offer"})
