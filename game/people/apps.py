@@ -1,4 +1,5 @@
-"""The app of people playing people: challenges by name (docs/people.md), with models of its own."""
+"""The app of people playing people: challenges by name, follows, notifications, TV
+(docs/people.md), with models of its own."""
 
 from django.apps import AppConfig
 
@@ -10,8 +11,13 @@ class PeopleConfig(AppConfig):
     verbose_name = "People"
 
     def ready(self) -> None:
-        # Imported once the apps are loaded (tv reads the models).
-        from game.people import tv
+        # Imported once the apps are loaded (tv and gamenews read the models).
+        from game.people import gamenews, tv
         from game.round import signals
+        from game.tournaments import signals as tournament_signals
         # TV forgets the channels' choice when a game shown there ends (docs/people.md, "TV").
         signals.game_ended.connect(tv.on_game_ended, dispatch_uid="tv-game-ended")
+        # The "My games" badge and the game notifications follow the games' events (docs/people.md).
+        signals.events_published.connect(gamenews.on_events_published, dispatch_uid="people-game-news")
+        # The players of a tournament are told when it starts (the bell).
+        tournament_signals.started.connect(gamenews.on_tournament_started, dispatch_uid="people-tournament-started")

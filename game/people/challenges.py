@@ -107,6 +107,11 @@ def incoming(player_id: str, now: datetime | None = None) -> list[Challenge]:
     return list(_open(now or timezone.now()).filter(challenged=player_id).order_by("created_at"))
 
 
+def outgoing(player_id: str, now: datetime | None = None) -> list[Challenge]:
+    """The open challenges ``player_id`` sent, oldest first."""
+    return list(_open(now or timezone.now()).filter(challenger=player_id).order_by("created_at"))
+
+
 def _locked(challenge_id: str, now: datetime) -> Challenge:
     challenge = _open(now).select_for_update().filter(pk=challenge_id).first()
     if challenge is None:

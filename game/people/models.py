@@ -109,3 +109,26 @@ class Card(models.Model):
 
     def __str__(self) -> str:
         return f"{self.player_id} ({self.country or '-'})"
+
+
+class Notification(models.Model):
+    """One line of a player's notifications (the bell): ``kind`` (a key of
+    :data:`game.people.notices.KINDS`), about ``actor`` (a username, or a tournament's name), with a
+    ``detail`` (a decline's reason), linking to ``url`` (a path on the site); ``game`` names the game
+    it is about, if any (one unread line per game and kind).  Unread until the player opens the bell."""
+
+    player = models.CharField(max_length=32)
+    kind = models.CharField(max_length=20)
+    actor = models.CharField(max_length=100, blank=True, default="")
+    detail = models.CharField(max_length=20, blank=True, default="")
+    game = models.CharField(max_length=16, blank=True, default="")
+    url = models.CharField(max_length=200)
+    read = models.BooleanField(default=False)
+    at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["player", "-at"], name="notification_player_at"),
+                   models.Index(fields=["player", "read"], name="notification_player_read")]
+
+    def __str__(self) -> str:
+        return f"{self.player}: {self.kind} {self.actor} ({'read' if self.read else 'unread'})"

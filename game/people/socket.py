@@ -1,18 +1,22 @@
-"""The people socket: challenges by name, live on every page of a signed-in player (``/ws/people/``).
+"""The people socket: challenges by name and notifications, live on every page of a signed-in
+player (``/ws/people/``).
 
 Every page of a signed-in player opens it (``static/js/people.js``).  It joins the player's group
 (:func:`player_group`: every open page of that player, in any server process) and sends the open
-challenges to the player (``challenges``).  The client sends ``challenge`` (to a username),
+challenges to and from the player (``challenges``).  The client sends ``challenge`` (to a username),
 ``accept``, ``decline`` (with a reason) and ``cancel``; each is decided by
 :mod:`game.people.challenges`, and the news goes to the pages of both players: ``challenge`` (a new
 one for you), ``challenge_gone`` (answered, cancelled; ``reason`` when declined) and ``go``
 (accepted: the game's ``url``, which every page of both players opens).  ``follow`` and
 ``unfollow`` (a username) change whom the player follows; ``following`` lists them, online or not,
 with their game in play (on connect and after each change), and ``turns`` counts the games waiting
-for the player's move (on connect and every 20 s: the "My games" badge).  Refusals are ``error``
-messages to the sender only.  A guest's socket is closed with 4401; a message of a socket whose
-log-in has ended since it opened (logged out in another tab, password changed) is refused
-``session_ended`` and the socket closed with 4409.  The protocol is in
+for the player's move (on connect, whenever a game's events change it: :mod:`game.people.gamenews`,
+and every :data:`TURNS_EVERY_S` seconds: the "My games" badge).  ``notifications`` lists the
+newest notifications with the unread count (on connect); ``notification`` brings a new one and
+``unread`` a new count; the client's ``read_notifications`` marks them all read (every page of the
+player is told).  Refusals are ``error`` messages to the sender only.  A guest's socket is closed
+with 4401; a message of a socket whose log-in has ended since it opened (logged out in another tab,
+password changed) is refused ``session_ended`` and the socket closed with 4409.  The protocol is in
 ``docs/protocol.md`` ("People socket").
 """
 
@@ -30,7 +34,8 @@ from game import sessions
 from game.errors import ActionError
 from game.i18n import language_of_scope, resolved
 from game.models import Account
-from game.people import challenges, follows
+from game.people import challenges, follows, notices
+from game.people.notices import player_group
 from game.profiles import reads as profile_reads
 from game.round import admission
 from game.sockets import RATE_LIMITED, Guard, ProtocolError, decode_frame, in_db_thread, storable
@@ -47,11 +52,9 @@ CLOSE_TOO_MANY_SOCKETS = 4429
 CLOSE_SESSION_ENDED = 4409
 #: Messages one people socket may send.
 RATE_LIMIT = "10/second;120/minute"
-
-
-def player_group(player_id: str) -> str:
-    """The channel-layer group of every people socket of one player."""
-    return f"people.{player_id}"
+#: Seconds between two counts of the games waiting for the player's move sent unasked (the count
+#: follows the games' events but for the moves of live timed games: :mod:`game.people.gamenews`).
+TURNS_EVERY_S = 60.0
 
 
 def signed_in(session) -> Account | None:
@@ -95,24 +98,34 @@ class PeopleConsumer(AsyncJsonWebsocketConsumer):
             return
         self.joined = player_group(self.account.player_id)
         await self.channel_layer.group_add(self.joined, self.channel_name)
-        open_ones = await in_db_thread(challenges.incoming)(self.account.player_id)
-        await self.send_json({"type": "challenges", "incoming": [challenges.public(c) for c in open_ones]})
-        await follows.mark_online(self.account.player_id)
-        await in_db_thread(follows.seen)(self.account.player_id)
+        me = self.account.player_id
+        incoming, outgoing = await in_db_thread(challenges.incoming)(me), await in_db_thread(challenges.outgoing)(me)
+        await self.send_json({"type": "challenges", "incoming": [challenges.public(c) for c in incoming],
+                              "outgoing": [challenges.public(c) for c in outgoing]})
+        await follows.mark_online(me)
+        await in_db_thread(follows.seen)(me)
         await self.send_following()
         await self.send_turns()
+        items, unread = await in_db_thread(notices.listing)(me)
+        await self.send_json({"type": "notifications", "unread": unread,
+                              "items": [notices.public(item, self.language, challenges.REASONS) for item in items]})
         self.ticker = asyncio.create_task(self.tick())
 
     async def tick(self) -> None:
-        """Every :data:`game.people.follows.ONLINE_RENEW_S`: still online; the games waiting for your move."""
+        """Every :data:`game.people.follows.ONLINE_RENEW_S`: still online; every :data:`TURNS_EVERY_S`,
+        the games waiting for your move (the moves of live timed games are not pushed:
+        :mod:`game.people.gamenews`)."""
         assert self.account is not None
+        ticks = 0
         while True:
             await asyncio.sleep(follows.ONLINE_RENEW_S)
+            ticks += 1
             try:
                 if self.ticket is not None:
                     await admission.refresh(self.ticket)  # still counts against the socket limits
                 await follows.mark_online(self.account.player_id)
-                await self.send_turns()
+                if ticks % round(TURNS_EVERY_S / follows.ONLINE_RENEW_S) == 0:
+                    await self.send_turns()
             except Exception:  # the next tick tries again
                 log.exception("people: tick failed")
 
@@ -178,21 +191,29 @@ class PeopleConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "challenge_sent", **challenges.public(sent)})
             await self.tell(sent.challenged, {"type": "people.news", "news": {"type": "challenge",
                                                                                **challenges.public(sent)}})
+            await self.notify(sent.challenged, "challenge", sent.challenger_name, reverse("my_games"))
         elif kind == "accept":
             challenge, game = await in_db_thread(challenges.accept)(_text(data, "id"), me)
             go = {"type": "people.news", "news": {"type": "go", "id": challenge.id,
                                                   "url": reverse("game", args=[game.id])}}
             for player in (challenge.challenger, challenge.challenged):
                 await self.tell(player, go)
+            await self.notify(challenge.challenger, "challenge_accepted", challenge.challenged_name,
+                              reverse("game", args=[game.id]))
         elif kind == "decline":
             challenge = await in_db_thread(challenges.decline)(_text(data, "id"), me, _text(data, "reason", 16))
             await self.gone(challenge, challenge.reason)
+            await self.notify(challenge.challenger, "challenge_declined", challenge.challenged_name,
+                              reverse("profile", kwargs={"username": challenge.challenged_name}), challenge.reason)
         elif kind == "cancel":
             await self.gone(await in_db_thread(challenges.cancel)(_text(data, "id"), me), "")
         elif kind in ("follow", "unfollow"):
             act = follows.follow if kind == "follow" else follows.unfollow
             await in_db_thread(act)(self.account, data.get("name"))
             await self.send_following()
+        elif kind == "read_notifications":
+            await in_db_thread(notices.read_all)(me)
+            await self.tell(me, notices.message(unread_count=0))
         elif kind == "ping":
             await self.send_json({"type": "pong"})
         else:
@@ -213,6 +234,27 @@ class PeopleConsumer(AsyncJsonWebsocketConsumer):
         except Exception as exc:  # noqa: BLE001 - see the docstring
             log.warning("people: could not tell %s: %s", player_id, exc)
 
+    async def notify(self, player_id: str, kind: str, actor: str, url: str, detail: str = "") -> None:
+        """Store a notification for ``player_id`` (:func:`game.people.notices.add`) and send it to
+        every page of theirs (a failure is logged: the bell shows it when a page next opens)."""
+        try:
+            notice, unread = await in_db_thread(notices.add_counted)(player_id, kind, actor, url, detail)
+        except Exception:
+            log.exception("people: could not store a notification for %s", player_id)
+            return
+        await self.tell(player_id, notices.message(notice=notice, unread_count=unread))
+
     async def people_news(self, message):
         """Group message ``people.news``: forward its ``news`` to the page."""
         await self.send_json(message["news"])
+
+    async def people_notify(self, message):
+        """Group message ``people.notify`` (:func:`game.people.notices.message`): ``turns`` (the
+        badge), ``notification`` (a new one, with the unread count) or ``unread`` (the count alone)."""
+        if message.get("turns") is not None:
+            await self.send_json({"type": "turns", "count": message["turns"]})
+        if message.get("notice") is not None:
+            await self.send_json({"type": "notification", "unread": message.get("unread") or 0,
+                                  "item": notices.public(message["notice"], self.language, challenges.REASONS)})
+        elif message.get("unread") is not None:
+            await self.send_json({"type": "unread", "count": message["unread"]})

@@ -13,3 +13,11 @@ computer_seat_touched = Signal()
 #: database thread, or a page's); a receiver must be quick, or hand its work to a task queue.
 game_ended = Signal()
 
+
+#: A game's committed events were published (:func:`game.round.fanout.publish`, or
+#: :func:`~game.round.fanout.publish_sync` from a thread), with ``game_id`` and ``events`` (the
+#: :class:`game.round.events.Event` list, in order): the one point every move, start, end and
+#: offer passes, whatever made it (a socket, the computer, a page, a job).  Sent on the event loop
+#: after :func:`~game.round.fanout.publish`, on the publishing thread after ``publish_sync``; a
+#: receiver looks at the events and returns at once (its work goes to a task).
+events_published = Signal()

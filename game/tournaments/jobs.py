@@ -29,7 +29,7 @@ from game.models import Game
 from game.ratings import games as ratings
 from game.round import actions
 
-from . import arena, live, pairing, standings, swiss
+from . import arena, live, pairing, signals, standings, swiss
 from .models import Entry, Pairing, Tournament
 
 log = logging.getLogger(__name__)
@@ -240,7 +240,7 @@ def tick(tournament_id: str) -> None:
 def _begin(tournament: Tournament, now: datetime) -> None:
     """Start a tournament: everyone present free to pair; a round event's players numbered (and a
     round robin's rounds counted from them)."""
-    Tournament.objects.filter(pk=tournament.id, status=Tournament.Status.CREATED).update(
+    begun = Tournament.objects.filter(pk=tournament.id, status=Tournament.Status.CREATED).update(
         status=Tournament.Status.STARTED)
     tournament.status = Tournament.Status.STARTED
     Entry.objects.filter(tournament_id=tournament.id, withdrawn=False).update(free_since=now)
@@ -250,6 +250,11 @@ def _begin(tournament: Tournament, now: datetime) -> None:
             tournament.rounds = swiss.round_robin_rounds(len(players))
             Tournament.objects.filter(pk=tournament.id).update(rounds=tournament.rounds)
     live.changed(tournament.id)
+    if begun:  # its players are told once (game.people: the bell)
+        for receiver, result in signals.started.send_robust(sender=Tournament, tournament=tournament):
+            if isinstance(result, Exception):
+                log.error("tournaments: a receiver of the start of %s failed: %r (%s)", tournament.id, result,
+                          receiver)
 
 
 def _heartbeat_key(tournament_id: str) -> str:

@@ -4,10 +4,17 @@
 // profile, #challenge-form sends a challenge to that player. Stable hooks for tests:
 // #challenge-inbox .challenge-card[data-challenge], .challenge-accept, .challenge-decline,
 // .challenge-reason, #challenge-form, #challenge-status; #follow-button (a profile), #following-list
-// (My games: who is online and playing, with a link to watch), #turn-badge (games waiting for you).
+// (My games: who is online and playing, with a link to watch), #turn-badge (games waiting for you),
+// #my-challenges (My games: the open challenges received and sent, with Accept, Decline, Cancel;
+// there the received ones show in it rather than in the inbox). The bell is bell.js. A challenge
+// received sounds (sound.js's "challenge" cue, at the volume and mute of the game page's settings).
 
 import { GameSocket, socketUrl } from './socket.js';
 import { fmt, gettext, ngettext } from './i18n.js';
+import { Bell } from './bell.js';
+import { KEYS } from './settings.js';
+import { SoundPlayer } from './sound.js';
+import { loadChoice, loadNumber } from './storage.js';
 
 const PROTOCOL = { closeCodes: { noSuchGame: 4401, tooManySockets: 4429 }, pingEveryMs: 3000 };
 
@@ -30,6 +37,28 @@ export function describe(c) {
   return parts.join(', ');
 }
 
+/** "5+3, rated, you play Black": a challenge's settings in words, for its sender. */
+export function describeSent(c) {
+  const parts = [c.control === 'untimed' ? gettext('Untimed') : c.control];
+  parts.push(c.rated ? gettext('rated') : gettext('casual'));
+  if (c.ballot) parts.push(gettext('3-move ballot'));
+  if (c.color === 'B') parts.push(gettext('you play Black'));
+  else if (c.color === 'W') parts.push(gettext('you play White'));
+  else parts.push(gettext('colours drawn at random'));
+  return parts.join(', ');
+}
+
+/** Made with the page, so that the viewer's first touch opens its audio (browsers allow no sound before). */
+let sound = null;
+
+/** The "challenge" cue, at the game page's volume and mute (read now: another tab may have changed them). */
+function ring() {
+  if (!sound) return;
+  sound.setVolume(loadNumber(KEYS.volume, 70, 0, 100) / 100);
+  sound.setMuted(loadChoice(KEYS.muted, false));
+  sound.play('challenge');
+}
+
 /** Only a path on this site is followed. */
 function isSitePath(url) {
   return typeof url === 'string' && url.startsWith('/') && !url.startsWith('//');
@@ -41,15 +70,21 @@ class People {
     this.form = form;
     this.status = document.getElementById('challenge-status');
     this.sent = null;
+    this.mine = document.getElementById('my-challenges');
+    const bellRoot = document.getElementById('bell');
+    this.bell = bellRoot ? new Bell(bellRoot, (msg) => this.socket.send(msg)) : null;
     this.socket = new GameSocket(socketUrl(inbox.dataset.wsPath || '/ws/people/'), {
-      challenges: (msg) => { this.inbox.replaceChildren(); (msg.incoming || []).forEach((c) => this.add(c)); },
-      challenge: (msg) => this.add(msg),
+      challenges: (msg) => this.onChallenges(msg),
+      challenge: (msg) => { this.add(msg); ring(); },
       challenge_sent: (msg) => this.onSent(msg),
       challenge_gone: (msg) => this.onGone(msg),
       go: (msg) => { if (isSitePath(msg.url)) window.location.assign(msg.url); },
       error: (msg) => this.say(msg.message || gettext('Something went wrong.')),
       following: (msg) => this.onFollowing(msg),
       turns: (msg) => showTurns(Number(msg.count) || 0),
+      notifications: (msg) => this.bell && this.bell.onList(msg),
+      notification: (msg) => this.bell && this.bell.onNew(msg),
+      unread: (msg) => this.bell && this.bell.setUnread(msg.count),
       pong: () => {},
     }, { onState: (state) => this.onState(state) }, PROTOCOL);
     this.follow = document.getElementById('follow-button');
@@ -90,15 +125,62 @@ class People {
     this.say(ok ? gettext('Sending…') : gettext('Not connected yet; try again in a moment.'));
   }
 
+  /** `challenges`: the open ones received (the inbox, or My games' list) and sent (My games' list). */
+  onChallenges(msg) {
+    this.inbox.replaceChildren();
+    if (this.mine) this.mine.querySelectorAll('[data-challenge]').forEach((el) => el.remove());
+    (msg.incoming || []).forEach((c) => this.add(c));
+    (msg.outgoing || []).forEach((c) => this.addSent(c));
+    this.showMine();
+  }
+
+  /** My games' list: the empty line shows when no challenge is open. */
+  showMine() {
+    if (!this.mine) return;
+    const empty = document.getElementById('my-challenges-empty');
+    if (empty) empty.hidden = this.mine.querySelector('[data-challenge]') !== null;
+  }
+
+  /** A challenge this player sent, in My games' list, with Cancel. */
+  addSent(c) {
+    if (!this.mine || this.mine.querySelector(`[data-challenge="${CSS.escape(c.id)}"]`)) return;
+    const li = document.createElement('li');
+    li.className = 'challenge-card sent';
+    li.dataset.challenge = c.id;
+    const text = document.createElement('p');
+    const who = document.createElement('strong');
+    who.textContent = c.to;
+    text.append(gettext('Your challenge to'), ' ', who, ': ', describeSent(c));
+    const cancel = document.createElement('button');
+    cancel.type = 'button';
+    cancel.className = 'button challenge-cancel';
+    cancel.textContent = gettext('Cancel');
+    cancel.addEventListener('click', () => this.socket.send({ type: 'cancel', id: c.id }));
+    li.append(text, cancel);
+    this.mine.append(li);
+    this.expire(li, c);
+  }
+
+  /** Drop `el` once its challenge has expired. */
+  expire(el, c) {
+    const left = Number(c.expires_ms) - Date.now();
+    if (left > 0) {
+      setTimeout(() => { el.remove(); this.showMine(); }, left);
+    }
+  }
+
   onSent(msg) {
+    this.addSent(msg);
+    this.showMine();
     this.sent = msg.id;
     this.say(fmt(gettext('Challenge sent to %(name)s; it stays open 10 minutes.'), { name: msg.to }));
   }
 
   onGone(msg) {
-    const card = this.inbox.querySelector(`[data-challenge="${CSS.escape(msg.id)}"]`);
+    const card = document.querySelector(`[data-challenge="${CSS.escape(msg.id)}"]`);
     if (card) card.remove();
-    if (msg.status === 'declined' && !card) {
+    this.showMine();
+    if (msg.status === 'declined' && (!card || card.classList.contains('sent'))) {
       this.say(fmt(gettext('%(name)s declined: %(reason)s'), { name: msg.by, reason: REASONS[msg.reason] || msg.reason }));
     }
   }
@@ -140,8 +222,8 @@ class People {
   }
 
   add(c) {
-    if (this.inbox.querySelector(`[data-challenge="${CSS.escape(c.id)}"]`)) return;
-    const card = document.createElement('div');
+    if (document.querySelector(`[data-challenge="${CSS.escape(c.id)}"]`)) return;
+    const card = document.createElement(this.mine ? 'li' : 'div');
     card.className = 'challenge-card';
     card.dataset.challenge = c.id;
     const text = document.createElement('p');
@@ -163,9 +245,9 @@ class People {
     decline.textContent = gettext('Decline');
     decline.addEventListener('click', () => this.socket.send({ type: 'decline', id: c.id, reason: reason.value }));
     card.append(text, accept, reason, decline);
-    this.inbox.append(card);
-    const left = Number(c.expires_ms) - Date.now();
-    if (left > 0) setTimeout(() => card.remove(), left);
+    (this.mine || this.inbox).append(card);
+    this.showMine();
+    this.expire(card, c);
   }
 }
 
@@ -191,6 +273,7 @@ export function showTurns(count) {
 function boot() {
   const inbox = document.getElementById('challenge-inbox');
   if (!inbox) return;
+  sound = new SoundPlayer();
   const people = new People(inbox, document.getElementById('challenge-form'));
   people.socket.connect();
   window.checkersPeople = people;

@@ -1,5 +1,6 @@
 // The game's sounds, made here with WebAudio (oscillators, filtered noise and envelopes: no sound
-// files): a move, a capture, your turn, the game's start and end, a draw offer, low time. The
+// files): a move, a capture, your turn, the game's start and end, a draw offer, low time, and on
+// every page a challenge received (people.js). The
 // volume (0-100) and mute are settings (settings.js). Browsers let a page make sound only after
 // the viewer has touched it (a click, a key): the first such gesture opens the audio.
 //
@@ -10,7 +11,7 @@
 import { lowTimeMs } from './clock.js';
 
 /** Every cue's name. */
-export const SOUNDS = ['move', 'capture', 'yourTurn', 'gameStart', 'gameEnd', 'drawOffer', 'lowTime'];
+export const SOUNDS = ['move', 'capture', 'yourTurn', 'gameStart', 'gameEnd', 'drawOffer', 'lowTime', 'challenge'];
 
 const LOW_TIME_CHECK_MS = 250;
 
@@ -104,6 +105,11 @@ export function synthesize(ctx, name, out, t) {
       note(ctx, out, t, 587.33, 0.16, 0.3, 'triangle');
       note(ctx, out, t + 0.2, 587.33, 0.25, 0.3, 'triangle');
       return 0.5;
+    case 'challenge':
+      note(ctx, out, t, 880.0, 0.12, 0.3, 'triangle');
+      note(ctx, out, t + 0.1, 1174.66, 0.12, 0.3, 'triangle');
+      note(ctx, out, t + 0.2, 1318.51, 0.3, 0.3, 'triangle');
+      return 0.55;
     case 'lowTime':
       for (let i = 0; i < 3; i++) note(ctx, out, t + i * 0.13, 1046.5, 0.08, 0.28, 'square');
       return 0.4;

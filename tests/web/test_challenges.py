@@ -29,7 +29,8 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
 
 async def people(browser) -> tuple[WebsocketCommunicator, dict]:
-    """Open the people socket of ``browser``; return it and its first ``challenges`` message."""
+    """Open the people socket of ``browser``; return it and its first ``challenges`` message (its
+    ``turns`` and ``notifications`` kept as ``comm.opened_with``)."""
     comm = WebsocketCommunicator(application, "/ws/people/", headers=browser.headers())
     connected, _ = await comm.connect(timeout=5)
     assert connected
@@ -37,10 +38,26 @@ async def people(browser) -> tuple[WebsocketCommunicator, dict]:
     assert first["type"] == "challenges", first
     following, turns = await comm.receive_json_from(timeout=5), await comm.receive_json_from(timeout=5)
     assert (following["type"], turns["type"]) == ("following", "turns"), (following, turns)
+    bell = await comm.receive_json_from(timeout=5)
+    assert bell["type"] == "notifications", bell
+    comm.opened_with = {"turns": turns, "notifications": bell}
     return comm, first
 
 
+#: What the bell and the "My games" badge are sent (tests/web/test_notifications.py), passed over by :func:`answer`.
+BELL_AND_BADGE = frozenset({"notification", "unread", "turns"})
+
+
 async def answer(comm) -> dict:
+    """The next message on ``comm`` other than the bell's and the badge's (:data:`BELL_AND_BADGE`)."""
+    while True:
+        message = await comm.receive_json_from(timeout=5)
+        if message["type"] not in BELL_AND_BADGE:
+            return message
+
+
+async def hear(comm) -> dict:
+    """The next message on ``comm``, whatever it is."""
     return await comm.receive_json_from(timeout=5)
 
 

@@ -10,7 +10,7 @@ from channels.testing import WebsocketCommunicator
 from checkers_site.asgi import application
 from game.people.models import Follow
 from game.round import actions
-from tests.web.test_challenges import accounts, answer, people
+from tests.web.test_challenges import accounts, answer, hear, people
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -52,8 +52,8 @@ async def test_the_count_of_games_waiting_for_ones_move_comes_with_the_page():
     comm = WebsocketCommunicator(application, "/ws/people/", headers=ann.headers())
     assert (await comm.connect(timeout=5))[0]
     kinds = {}
-    for _ in range(3):
-        message = await answer(comm)
+    for _ in range(4):
+        message = await hear(comm)
         kinds[message["type"]] = message
     assert kinds["turns"] == {"type": "turns", "count": 1}
     await comm.disconnect()

@@ -7,7 +7,8 @@ and they are published again after :data:`REPUBLISH_AFTER_S` seconds until one a
 succeeds (:class:`Republish`).  Meanwhile an outage window of that game is open
 (:mod:`game.round.outages`): its clock charges nobody for that time.  Delivery is at most once and the
 database stays the truth: a page that misses an event sees a gap in ``v`` and asks for a
-snapshot; a page that gets an event twice ignores the second.
+snapshot; a page that gets an event twice ignores the second.  Every publication, once out, is
+told to the rooms above (:data:`game.round.signals.events_published`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from typing import Protocol
 
 from checkers_site.ops import metrics
-from game.round import outages
+from game.round import outages, signals
 from game.round.events import Event, publications
 from game.round.fanout.hubs import hub, hubs
 from game.round.fanout.transport import Unavailable, sync_publisher
@@ -90,10 +91,17 @@ async def publish(game_id: str, events: Sequence[Event], fallback: Fallback | No
 
     Returns False when Redis failed: the change is stored all the same; this process's own
     sockets of the game (``fallback``, the acting socket, among them) are then sent the events
-    at once and they are published again in the background (:class:`Republish`).
+    at once and they are published again in the background (:class:`Republish`).  Then
+    :data:`game.round.signals.events_published` tells the rooms above (the players' other pages).
     """
     if not events:
         return True
+    published = await _publish(game_id, events, fallback)
+    _tell_rooms(game_id, events)
+    return published
+
+
+async def _publish(game_id: str, events: Sequence[Event], fallback: Fallback | None) -> bool:
     texts = publications(events)
     the_hub = hub()
     try:
@@ -111,6 +119,14 @@ async def publish(game_id: str, events: Sequence[Event], fallback: Fallback | No
     finally:
         in_background(_republish(again))
     return False
+
+
+def _tell_rooms(game_id: str, events: Sequence[Event]) -> None:
+    """:data:`game.round.signals.events_published`; a receiver's failure is logged, never raised
+    (the events are out)."""
+    for receiver, result in signals.events_published.send_robust(sender=Event, game_id=game_id, events=events):
+        if isinstance(result, Exception):
+            log.error("a receiver of the events of game %s failed: %r (%s)", game_id, result, receiver)
 
 
 async def _republish(again: Republish) -> None:
@@ -139,10 +155,17 @@ async def _republish(again: Republish) -> None:
 
 def publish_sync(game_id: str, events: Sequence[Event]) -> bool:
     """:func:`publish` for synchronous callers (the pages): publish, or else deliver the events
-    to this process's sockets of the game and publish them again from a background thread.
-    Returns False when the first try failed."""
+    to this process's sockets of the game and publish them again from a background thread; then
+    :data:`game.round.signals.events_published`, from this thread.  Returns False when the first
+    try failed."""
     if not events:
         return True
+    published = _publish_sync(game_id, events)
+    _tell_rooms(game_id, events)
+    return published
+
+
+def _publish_sync(game_id: str, events: Sequence[Event]) -> bool:
     texts = publications(events)
     try:
         sync_publisher.publish(game_id, texts)

@@ -1,0 +1,183 @@
+"""What the games tell the people socket: the "My games" badge and the game notifications follow
+each game's own events.
+
+:func:`on_events_published` receives :data:`game.round.signals.events_published` (connected in
+:mod:`game.people.apps`), the one point every published game event passes, whatever made it.  It
+looks at the events only (no query) and returns at once; when they change what the players' pages
+show it hands :func:`plan` (the reads and writes, in a database thread) and the sending to a task:
+
+- a move or a takeback in a correspondence or untimed game, a game started (its ``seats`` event), a
+  game ended (a move or an update that ends it), a rematch started: each seated account's count of
+  games waiting for its move (the badge) is read again and sent;
+- a move in a correspondence game: the player now to move gets a ``turn`` notification (one unread
+  per game, renewed at each move), and the mover's own unread one for that game is marked read;
+- a rematch proposed: the other player gets a ``rematch`` notification when no page of theirs has
+  the game open (:func:`game.round.presence.offline_s`).
+
+:func:`on_tournament_started` receives :data:`game.tournaments.signals.started`: every account
+entered (and not withdrawn) gets a ``tournament`` notification.
+
+Each seated account's pages get at most one group message per publication (``people.notify``:
+:func:`game.people.notices.message`).  Moves of live timed games change nothing here until the
+game ends: such a game changes the count every few seconds while its players are on its page, and
+a count query for each of its moves would double the database work of the move path; the people
+socket reads the count again every :data:`game.people.socket.TURNS_EVERY_S` seconds for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.urls import reverse
+
+from game.clock import TimeControl, TimeControlError
+from game.models import Account, Game
+from game.people import notices
+from game.profiles import reads as profile_reads
+from game.round import presence
+from game.round.events import Event, GameEvent
+from game.rules import Color
+from game.sockets import in_background, in_db_thread
+from game.tournaments.models import Entry, Tournament
+
+log = logging.getLogger(__name__)
+
+#: The ``update`` events after which the counts of games waiting for a move change.
+ENDS = frozenset({"resigned", "aborted", "draw_accepted", "flagged", "claimed_win", "claimed_draw",
+                  "rematch_started"})
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What a publication changes for the players' pages: the counts (``counts``), a correspondence
+    move that makes it ``turn``'s move (``turn``: ``"B"``/``"W"``), a rematch proposed by seat
+    ``rematch_by``."""
+
+    counts: bool = False
+    turn: str | None = None
+    rematch_by: str | None = None
+
+
+def _days(state: dict[str, Any]) -> int | None:
+    clock = state.get("clock")
+    if not clock:
+        return None
+    try:
+        return TimeControl.parse(str(clock.get("control"))).days
+    except TimeControlError:
+        return None
+
+
+def changes(events: Sequence[Event]) -> Changes | None:
+    """What ``events`` change for the players' pages, or None (read from the events alone)."""
+    counts, turn, rematch_by = False, None, None
+    for event in events:
+        if not isinstance(event, GameEvent):
+            continue
+        state, kind = event.state, event.type
+        active = state["status"] == "active"
+        if kind in ("move", "takeback"):
+            days = _days(state)
+            counts = counts or not active or days is not None or state.get("clock") is None
+            if kind == "move" and active and days is not None:
+                turn = state["turn"]
+        elif kind == "seats":
+            counts = counts or active
+        elif kind == "update":
+            what = getattr(event, "what", "")
+            counts = counts or what in ENDS
+            if what == "rematch_offered":
+                rematch_by = getattr(event, "by", None)
+    if not (counts or turn or rematch_by):
+        return None
+    return Changes(counts, turn, rematch_by)
+
+
+def on_events_published(sender: Any, game_id: str, events: Sequence[Event], **kwargs: Any) -> None:
+    """:data:`game.round.signals.events_published` receiver (see the module docstring).  On the
+    event loop the work goes to a task; on a thread (``publish_sync``: a page, a job) it is done
+    there.  Never raises: a failure is logged, and the pages read the counts when next opened."""
+    found = changes(events)
+    if found is None:
+        return
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no running event loop: a page's or a job's thread
+        try:
+            async_to_sync(send)(plan(game_id, found))
+        except Exception:
+            log.exception("people: the news of game %s could not be sent", game_id)
+        return
+    in_background(_carry_out(game_id, found))
+
+
+async def _carry_out(game_id: str, found: Changes) -> None:
+    try:
+        await send(await in_db_thread(plan)(game_id, found))
+    except Exception:
+        log.exception("people: the news of game %s could not be sent", game_id)
+
+
+def _away(game_id: str, seat: Color) -> bool:
+    try:
+        return presence.offline_s(game_id, seat.value, 0.0) > 0
+    except presence.PresenceUnavailable:
+        return True
+
+
+def plan(game_id: str, found: Changes) -> list[tuple[str, dict[str, Any]]]:
+    """Read and store what ``found`` calls for in ``game_id``; return ``[(player id, group
+    message)]``, one for each seated account whose pages have news (see the module docstring)."""
+    game = Game.objects.filter(pk=game_id).first()
+    if game is None:
+        return []
+    seats = {Color.BLACK: (game.black_player, game.black_name), Color.WHITE: (game.white_player, game.white_name)}
+    accounts = set(Account.objects.filter(player_id__in=[p for p, _name in seats.values() if p])
+                   .values_list("player_id", flat=True))
+    url = reverse("game", args=[game.id])
+    out = []
+    for side, (player, _name) in seats.items():
+        if player not in accounts:
+            continue
+        opponent = seats[side.opponent][1] or ""
+        turns = profile_reads.waiting_count(player) if found.counts else None
+        notice, unread = None, None
+        if found.turn == side.value:
+            notice = notices.add(player, "turn", opponent, url, game=game.id)
+        elif found.turn is not None and notices.read_game(player, "turn", game.id):
+            unread = notices.unread(player)
+        if found.rematch_by == side.opponent.value and _away(game.id, side):
+            notice = notices.add(player, "rematch", opponent, url, game=game.id)
+        if notice is not None:
+            unread = notices.unread(player)
+        if turns is not None or notice is not None or unread is not None:
+            out.append((player, notices.message(turns, notice, unread)))
+    return out
+
+
+async def send(messages: list[tuple[str, dict[str, Any]]]) -> None:
+    """Send each ``(player id, message)`` to every people socket of that player."""
+    layer = get_channel_layer()
+    assert layer is not None, "the site has a channel layer"
+    for player, message in messages:
+        await layer.group_send(notices.player_group(player), message)
+
+
+def on_tournament_started(sender: Any, tournament: Tournament, **kwargs: Any) -> None:
+    """:data:`game.tournaments.signals.started` receiver (in the job that started it): a
+    ``tournament`` notification to every account entered and not withdrawn, sent to their pages."""
+    players = list(Entry.objects.filter(tournament_id=tournament.id, withdrawn=False)
+                   .values_list("player_id", flat=True))
+    accounts = Account.objects.filter(player_id__in=players).values_list("player_id", flat=True)
+    url = reverse("tournament", kwargs={"tournament_id": tournament.id})
+    messages = []
+    for player in accounts:
+        notice, unread = notices.add_counted(player, "tournament", tournament.name, url)
+        messages.append((player, notices.message(notice=notice, unread_count=unread)))
+    async_to_sync(send)(messages)
