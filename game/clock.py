@@ -177,15 +177,15 @@ def runs(control: TimeControl, ply: int) -> bool:
     return control.live and ply >= 2
 
 
-def after_move(control: TimeControl, left_ms: int, ply: int) -> int:
+def after_move(control: TimeControl, left_ms: int, ply: int, increment: bool = True) -> int:
     """The mover's time once its move at ``ply`` (0-based) is accepted with ``left_ms`` left.
 
-    Live: plus the increment (not for a side's first move). Correspondence: a
-    fresh allowance for the next move.
+    Live: plus the increment (not for a side's first move, nor for a side that went berserk:
+    ``increment`` False). Correspondence: a fresh allowance for the next move.
     """
     if control.days:
         return control.days * 86_400_000
-    if ply >= 2:
+    if ply >= 2 and increment:
         return left_ms + control.increment_s * 1000
     return left_ms
 
@@ -230,6 +230,8 @@ class StoredClocks(Protocol):
     fen: str
     status: str
     ballot: int | None
+    black_berserk: bool
+    white_berserk: bool
 
 
 @dataclass(frozen=True)
@@ -248,7 +250,8 @@ class Clock:
     """The clocks of one game as stored: each side's time (ms) at the start of the current turn,
     the side to move, the ply and when the turn started.  ``active``: the game is in play.
     ``pauses``: times during which the game's events could not be delivered, charged to nobody
-    (neither on the clock nor for a live game's first move).
+    (neither on the clock nor for a live game's first move).  ``berserk``: the sides that went
+    berserk (:mod:`game.round.berserk`), whose moves get no increment.
 
     >>> from datetime import timedelta, timezone
     >>> t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -268,16 +271,20 @@ class Clock:
     active: bool
     #: Times during which the game's events could not be delivered: charged to nobody.
     pauses: tuple[Pause, ...] = ()
+    #: The sides that went berserk: no increment for their moves.
+    berserk: frozenset[Color] = frozenset()
 
     @classmethod
     def of(cls, game: StoredClocks, pauses: tuple[Pause, ...] = ()) -> Clock:
         """The clock of a stored game; ``pauses`` (:data:`Pause`) are not charged.  Its ``ply``
         counts the players' own plies: a 3-move ballot's three plies, played by the site, are
         not theirs, so White's first own move (ply 4 of the game) is a side's first move
-        (docs/rules.md, "3-move ballots")."""
+        (docs/rules.md, "3-move ballots").  A seat marked berserk gets no increment."""
+        berserk = frozenset(side for side, marked in ((Color.BLACK, game.black_berserk),
+                                                      (Color.WHITE, game.white_berserk)) if marked)
         return cls(TimeControl.parse(game.time_control), game.black_ms, game.white_ms,
                    Color(game.fen[0]), game.ply - opening_plies(game.ballot), game.turn_started_at,
-                   game.status == "active", pauses)
+                   game.status == "active", pauses, berserk)
 
     def stored_ms(self, side: Color) -> int:
         """``side``'s time at the start of the turn, ms (0 in an untimed game)."""
@@ -314,14 +321,14 @@ class Clock:
 
     def after_move(self, now: datetime) -> dict[Color, int]:
         """The mover's stored time once its move is accepted at ``now``: charged for the turn (when
-        its clock ran) and given the increment (live, from a side's second move) or a fresh
-        allowance (correspondence).  Empty in an untimed game."""
+        its clock ran) and given the increment (live, from a side's second move, unless the side
+        went berserk) or a fresh allowance (correspondence).  Empty in an untimed game."""
         if not self.control.timed:
             return {}
         left = self.stored_ms(self.turn)
         if runs(self.control, self.ply):
             left -= self.spent_ms(now)
-        return {self.turn: after_move(self.control, left, self.ply)}
+        return {self.turn: after_move(self.control, left, self.ply, self.turn not in self.berserk)}
 
     def charged(self, now: datetime) -> dict[Color, int]:
         """The side to move's stored time charged for its turn up to ``now``, for a game that ends

@@ -62,6 +62,8 @@ class Game(models.Model):
     ``black_takeback_ply``/``white_takeback_ply`` the ply from which that seat may propose
     again after a declined proposal.  ``ballot`` is the number of the 3-move ballot the game
     opened with (its three plies are the game's first moves), or None for the free start.
+    ``black_berserk``/``white_berserk``: that seat went berserk in an arena (its time halved,
+    :mod:`game.round.berserk`): its clock gets no increment.
 
     ``rated`` games change both players' ratings when they end (both seats held by accounts, a
     timed or correspondence control, chosen at creation).  ``black_rating``/``white_rating`` are
@@ -113,6 +115,8 @@ class Game(models.Model):
     black_takeback_ply = models.PositiveIntegerField(default=0)
     white_takeback_ply = models.PositiveIntegerField(default=0)
     ballot = models.PositiveSmallIntegerField(null=True, blank=True)
+    black_berserk = models.BooleanField(default=False)
+    white_berserk = models.BooleanField(default=False)
     rated = models.BooleanField(default=False)
     black_rating = models.PositiveSmallIntegerField(null=True, blank=True)
     white_rating = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -162,6 +166,11 @@ class Game(models.Model):
     def ms_field(side: Color) -> str:
         """The field of ``side``'s time left (ms): ``"black_ms"`` or ``"white_ms"``."""
         return "black_ms" if side is Color.BLACK else "white_ms"
+
+    @staticmethod
+    def berserk_field(side: Color) -> str:
+        """The field marking ``side``'s berserk: ``"black_berserk"`` or ``"white_berserk"``."""
+        return "black_berserk" if side is Color.BLACK else "white_berserk"
 
     @staticmethod
     def draw_ply_field(side: Color) -> str:

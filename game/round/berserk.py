@@ -1,8 +1,10 @@
-"""Berserk: a seat of a live game gives up half its time before its first move.
+"""Berserk: a seat of a live game gives up half its time and its increment before its first move.
 
 Only the arenas offer it (:mod:`game.tournaments.arena`, which records the bonus it may earn); the
-game's side of it is here, one action like the others: the seat's stored time halved under the row
-lock, and an ``update`` ``berserk`` event for every viewer, whose clocks then show it.
+game's side of it is here, one action like the others: the seat's stored time halved and the seat
+marked (``Game.black_berserk``/``white_berserk``: :class:`game.clock.Clock` then adds no increment
+to its moves, as on lichess) under the row lock, and an ``update`` ``berserk`` event for every
+viewer, whose clocks then show it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ def has_moved(game: Game, seat: Color) -> bool:
 
 
 def berserk(game_id: str, player_id: str | None, now: datetime | None = None) -> Progress:
-    """Halve the time of ``player_id``'s seat in a live game in which it has not moved yet.
+    """Halve the time of ``player_id``'s seat in a live game in which it has not moved yet, and
+    take its increment away (the seat marked berserk).
 
     Returns the ``update`` ``berserk`` event.  Raises :class:`ActionError`: ``no_such_game``,
     ``not_seated``, ``game_over``, ``not_started``, ``berserk_no_clock`` (an untimed or correspondence
@@ -42,8 +45,8 @@ def berserk(game_id: str, player_id: str | None, now: datetime | None = None) ->
         if has_moved(game, side):
             raise ActionError("berserk_too_late", _("Berserk is only possible before your first move."))
         field = Game.ms_field(side)
-        if getattr(game, field) < start_ms:
+        if getattr(game, field) < start_ms or getattr(game, Game.berserk_field(side)):
             raise ActionError("berserk_twice", _("You have gone berserk already in this game."))
-        return Change("berserk", {field: start_ms // 2})
+        return Change("berserk", {field: start_ms // 2, Game.berserk_field(side): True})
 
     return act(game_id, player_id, decide, now)

@@ -126,6 +126,15 @@ def test_berserk_halves_the_clock_once_and_only_before_ones_first_move():
     assert Pairing.objects.get(pk=game.id).black_berserk and not Pairing.objects.get(pk=game.id).white_berserk
 
 
+def test_berserk_takes_the_increment_away_from_the_berserk_side_only():
+    tournament, ids = started_arena(2, control="3+2")
+    game = game_of(tournament, ids[0])
+    arena.berserk(tournament.id, game.black_player)
+    game = play(game, OPENING)      # each side's first move, then each side's second: incremented
+    assert game.black_berserk and not game.white_berserk
+    assert game.black_ms <= 90_000 < 180_000 < game.white_ms      # White got 2 s, Black nothing
+
+
 def test_a_games_end_reaches_the_arena_through_game_ended_and_pairs_again():
     tournament, ids = started_arena(4)
     first = play(game_of(tournament, ids[0]), OPENING)
