@@ -60,22 +60,28 @@ def live_control(text: str) -> TimeControl:
 
 def create(player_id: str, name: str, time_control: str, minutes: int, starts_at: datetime,
            rated: bool = True, password: str = "", schedule_key: str | None = None,
-           system: str = Tournament.System.ARENA, rounds: int = 0) -> Tournament:
+           system: str = Tournament.System.ARENA, rounds: int = 0, ballot: bool = False,
+           ballot_pairs: bool = False) -> Tournament:
     """Create an arena, a Swiss event or a round robin (``system``).  ``player_id`` is the
     creator's (an account's), or empty with a ``schedule_key`` for a scheduled event; ``minutes``
     an arena's duration; ``rounds`` a Swiss event's (a round robin's come from its players);
-    ``password`` (optional) stored hashed.  Raises :class:`ActionError` ``bad_time_control``,
-    ``bad_duration``, ``bad_rounds``, ``bad_system``, ``bad_start``, ``sign_in_required``,
+    ``password`` (optional) stored hashed; ``ballot``: its games open with a 3-move ballot;
+    ``ballot_pairs`` (a round event's, with the ballot): two games a pairing and round, the ballot's
+    colours reversed.  Raises :class:`ActionError` ``bad_time_control``, ``bad_duration``,
+    ``bad_rounds``, ``bad_system``, ``bad_ballot_pairs``, ``bad_start``, ``sign_in_required``,
     ``too_many_tournaments``, ``bad_name``."""
     control = live_control(time_control)
     name = clean_name(name)
     if system not in Tournament.System.values:
         raise ActionError("bad_system", _("A tournament is an arena, a Swiss event or a round robin."))
+    if ballot_pairs and (system == Tournament.System.ARENA or not ballot):
+        raise ActionError("bad_ballot_pairs", _("Ballot pairs are played in a Swiss event or a round robin "
+                                                "with the 3-move ballot."))
     if system == Tournament.System.SWISS and not MIN_ROUNDS <= rounds <= MAX_ROUNDS:
         raise ActionError("bad_rounds", _("A Swiss event plays from 3 to 11 rounds."))
     if system != Tournament.System.ARENA:
         rounds = rounds if system == Tournament.System.SWISS else 0
-        minutes = round_minutes(control, rounds or ROUND_ROBIN_MAX - 1)
+        minutes = round_minutes(control, rounds or ROUND_ROBIN_MAX - 1) * (2 if ballot_pairs else 1)
     elif not MIN_MINUTES <= minutes <= MAX_MINUTES:
         raise ActionError("bad_duration", _("An arena lasts from 10 to 240 minutes."))
     with transaction.atomic():
@@ -92,7 +98,7 @@ def create(player_id: str, name: str, time_control: str, minutes: int, starts_at
         return Tournament.objects.create(
             name=name, time_control=str(control), minutes=minutes, starts_at=starts_at, rated=bool(rated),
             created_by=player_id, schedule_key=schedule_key, password=make_password(password) if password else "",
-            system=system, rounds=rounds)
+            system=system, rounds=rounds, ballot=bool(ballot), ballot_pairs=bool(ballot_pairs))
 
 
 def round_minutes(control: TimeControl, rounds: int) -> int:

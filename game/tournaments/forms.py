@@ -18,7 +18,7 @@ STARTS_IN = (2, 5, 10, 15, 30, 60, 120, 240, 1440)
 
 class ArenaForm(forms.Form):
     """Name, format (arena, Swiss, round robin), time control, an arena's duration, a Swiss
-    event's rounds, start, rated or casual, an optional password."""
+    event's rounds, start, rated or casual, the 3-move ballot and ballot pairs, an optional password."""
 
     name = forms.CharField(label=_("Name"), max_length=40)
     system = forms.ChoiceField(label=_("Format"), initial=Tournament.System.ARENA, choices=[
@@ -32,5 +32,9 @@ class ArenaForm(forms.Form):
     starts_in = forms.TypedChoiceField(label=_("Starts in (minutes)"), coerce=int, initial=10,
                                        choices=[(m, str(m)) for m in STARTS_IN])
     rated = forms.BooleanField(label=_("Rated"), required=False, initial=True)
+    ballot = forms.BooleanField(label=_("3-move ballot"), required=False, initial=False)
+    ballot_pairs = forms.BooleanField(
+        label=_("Ballot pairs (Swiss, round robin)"), required=False, initial=False,
+        help_text=_("Each round's ballot played twice by each pairing, colours reversed; the score is both games'."))
     password = forms.CharField(label=_("Password (optional)"), required=False, max_length=60,
                                widget=forms.PasswordInput(render_value=False))

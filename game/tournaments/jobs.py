@@ -28,6 +28,7 @@ from game.errors import ActionError
 from game.models import Game
 from game.ratings import games as ratings
 from game.round import actions
+from game.rules import ballots
 
 from . import arena, live, pairing, signals, standings, swiss
 from .models import Entry, Pairing, Tournament
@@ -90,9 +91,11 @@ def pair_round(tournament_id: str) -> list[Game]:
 
 def _round_locked(tournament_id: str) -> list[Game]:
     tournament = Tournament.objects.get(pk=tournament_id)
-    if tournament.status != Tournament.Status.STARTED \
-            or Pairing.objects.filter(tournament=tournament, scored=False).exists():
+    if tournament.status != Tournament.Status.STARTED:
         return []
+    returns = return_games(tournament) if tournament.ballot_pairs else []
+    if returns or Pairing.objects.filter(tournament=tournament, scored=False).exists():
+        return returns
     try:
         seatings = swiss.next_round(tournament) if tournament.round < tournament.rounds else None
     except ValueError:
@@ -103,12 +106,14 @@ def _round_locked(tournament_id: str) -> list[Game]:
         return []
     tournament.round += 1
     Tournament.objects.filter(pk=tournament_id).update(round=tournament.round)
+    # One ballot a round, drawn from the approved ones: every board plays it.
+    ballot = ballots.random_ballot().number if tournament.ballot else None
     started = []
     for seating in seatings:
         if seating.white is None:
-            swiss.give_bye(seating.black, tournament.round)
+            swiss.give_bye(seating.black, tournament.round, swiss.bye_points(tournament))
             continue
-        game = _start(tournament, seating.black, seating.white, tournament.round)
+        game = _start(tournament, seating.black, seating.white, tournament.round, ballot)
         if game is not None:
             started.append(game)
     live.changed(tournament_id)
@@ -143,7 +148,7 @@ def _pair_locked(tournament_id: str) -> list[Game]:
                           if e.free_since is not None])
     started = []
     for pair in pairs:
-        game = _start(tournament, free[pair[0]], free[pair[1]])
+        game = _start(tournament, free[pair[0]], free[pair[1]], ballot="random" if tournament.ballot else None)
         if game is not None:
             started.append(game)
     return started
@@ -156,8 +161,41 @@ def seated_elsewhere(player_ids: list[str]) -> set[str]:
     return {p for pair in busy.values_list("black", "white") for p in pair} & set(player_ids)
 
 
-def _start(tournament: Tournament, first: Entry, second: Entry, round_number: int | None = None) -> Game | None:
-    """A game between two free entries: colours drawn in an arena, ``first`` Black in a round."""
+def return_games(tournament: Tournament) -> list[Game]:
+    """Start the return game of each ballot pair of the round in play whose first game is scored
+    and whose return game is not started yet: the same ballot, the colours reversed (the
+    first game's White is Black).  It is played even when a player withdrew after the first game
+    (a withdrawal counts from the next round).  Returns the games started; a game the site refuses
+    (an account deleted, a playban) is not played, and logged."""
+    legs = Pairing.objects.filter(tournament=tournament, round=tournament.round)
+    returned = set(legs.filter(leg=2).values_list("white", "black"))
+    names = dict(Entry.objects.filter(tournament=tournament).values_list("player_id", "name"))
+    started = []
+    for first in legs.filter(leg=1, scored=True).select_related("game").order_by("created_at"):
+        if (first.black, first.white) in returned:
+            continue
+        try:
+            with transaction.atomic():
+                Entry.objects.filter(tournament=tournament, player_id__in=(first.black, first.white)).update(
+                    free_since=None)
+                game = actions.start_game(black=(first.white, names[first.white]),
+                                          white=(first.black, names[first.black]),
+                                          time_control=tournament.time_control, rated=tournament.rated,
+                                          ballot=first.game.ballot)
+                Pairing.objects.create(game=game, tournament=tournament, black=first.white, white=first.black,
+                                       round=first.round, leg=2)
+        except ActionError as exc:
+            log.warning("tournaments: the return game of %s refused in %s (%s)", first.game_id, tournament.id,
+                        exc.code)
+            continue
+        started.append(game)
+    return started
+
+
+def _start(tournament: Tournament, first: Entry, second: Entry, round_number: int | None = None,
+           ballot: int | str | None = None) -> Game | None:
+    """A game between two free entries: colours drawn in an arena, ``first`` Black in a round;
+    ``ballot`` as :func:`game.round.actions.start_game` takes it (None: the free start)."""
     black, white = random.sample([first, second], 2) if round_number is None else (first, second)
     try:
         with transaction.atomic():
@@ -167,7 +205,8 @@ def _start(tournament: Tournament, first: Entry, second: Entry, round_number: in
                 transaction.set_rollback(True)
                 return None
             game = actions.start_game(black=(black.player_id, black.name), white=(white.player_id, white.name),
-                                      time_control=tournament.time_control, rated=tournament.rated)
+                                      time_control=tournament.time_control, rated=tournament.rated,
+                                      ballot=ballot)
             Pairing.objects.create(game=game, tournament=tournament, black=black.player_id, white=white.player_id,
                                    round=round_number)
     except ActionError as exc:

@@ -31,7 +31,9 @@ class Tournament(models.Model):
     standings frozen) or ``cancelled`` (by its creator, before the start).  ``created_by``: the
     creator's player id, or empty for a scheduled event, whose ``schedule_key`` (unique) names its
     slot so that two processes never create the same one.  ``password``: a hash (Django's
-    password hashers), or empty for an open event.
+    password hashers), or empty for an open event.  ``ballot``: its games open with a 3-move
+    ballot (an arena's each drawn at random, a round event's one per round); ``ballot_pairs``
+    (a round event's only): each pairing of a round plays its ballot twice, colours reversed.
     """
 
     class Status(models.TextChoices):
@@ -58,6 +60,8 @@ class Tournament(models.Model):
     system = models.CharField(max_length=12, choices=System.choices, default=System.ARENA)
     rounds = models.PositiveSmallIntegerField(default=0)
     round = models.PositiveSmallIntegerField(default=0)
+    ballot = models.BooleanField(default=False)
+    ballot_pairs = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -117,7 +121,8 @@ class Entry(models.Model):
 class Pairing(models.Model):
     """One game of a tournament: its seats' player ids, whether each went berserk, and once its end
     is scored (``scored``) the points each earned; ``round``: its round in a Swiss event or a round robin
-    (None in an arena)."""
+    (None in an arena); ``leg``: 1, or 2 for the return game of a ballot pair (the same ballot,
+    the colours reversed: its ``black`` is the first game's ``white``)."""
 
     game = models.OneToOneField(Game, on_delete=models.CASCADE, primary_key=True, related_name="pairing")
     tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="pairings")
@@ -129,6 +134,7 @@ class Pairing(models.Model):
     black_points = models.SmallIntegerField(null=True, blank=True)
     white_points = models.SmallIntegerField(null=True, blank=True)
     round = models.PositiveSmallIntegerField(null=True, blank=True)
+    leg = models.PositiveSmallIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -25,7 +25,8 @@ HOURLY = (("1+0", 27, gettext_noop("Hourly Bullet Arena")), ("3+0", 57, gettext_
           ("5+0", 57, gettext_noop("Hourly 5+0 Arena")))
 #: Hours ahead the hourly arenas are created.
 HOURS_AHEAD = 2
-#: The daily Swiss: (time control, rounds, name, hour of the start in UTC); created a day ahead.
+#: The daily Swiss: (time control, rounds, name, hour of the start in UTC); created a day ahead, played
+#: in ballot pairs (each round one 3-move ballot, played twice by each pairing, colours reversed).
 DAILY_SWISS = ("3+2", 5, gettext_noop("Daily Swiss"), 19)
 
 
@@ -76,7 +77,8 @@ def create_daily_swiss(now: datetime | None = None) -> Tournament | None:
     try:
         with transaction.atomic():
             tournament = arena.create("", name, control, 0, starts_at, rated=True, schedule_key=key,
-                                      system=Tournament.System.SWISS, rounds=rounds)
+                                      system=Tournament.System.SWISS, rounds=rounds, ballot=True,
+                                      ballot_pairs=True)
     except IntegrityError:  # another process created it first
         return None
     jobs.schedule_tick(tournament)

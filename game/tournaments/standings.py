@@ -9,6 +9,7 @@ from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
 from game.models import Game
+from game.rules import ballots
 
 from . import scoring
 from .models import Entry, Pairing, Tournament
@@ -85,14 +86,16 @@ def table(tournament: Tournament) -> list[dict[str, Any]]:
     ``player``, ``name``, ``score`` (points: a win 1, a draw 0.5, a bye 1), ``buchholz`` (the sum
     of the opponents' scores), ``sonneborn_berger`` (each opponent's score times one's result
     against them), ``games``, ``bye`` (its round or None), ``withdrawn``.  Ties: Buchholz, then
-    Sonneborn-Berger, then the starting number.  A bye adds to one's score, not to a tie-break."""
+    Sonneborn-Berger, then the starting number.  A bye adds to one's score, not to a tie-break.
+    In ballot pairs the score is both games' sum; an opponent counts once in the Buchholz, and
+    each game in the Sonneborn-Berger."""
     entries = list(Entry.objects.filter(tournament=tournament))
     half = {e.player_id: e.score for e in entries}
     buchholz = dict.fromkeys(half, 0)
     berger = dict.fromkeys(half, 0)
     for p in Pairing.objects.filter(tournament=tournament, scored=True):
         for me, other, got in ((p.black, p.white, p.black_points), (p.white, p.black, p.white_points)):
-            buchholz[me] += half.get(other, 0)
+            buchholz[me] += half.get(other, 0) if p.leg == 1 else 0
             berger[me] += half.get(other, 0) * (got or 0)
     entries.sort(key=lambda e: (-e.score, -buchholz[e.player_id], -berger[e.player_id], e.number or 10**4,
                                 e.joined_at))
@@ -103,27 +106,49 @@ def table(tournament: Tournament) -> list[dict[str, Any]]:
 
 
 def board(tournament: Tournament) -> list[dict[str, Any]]:
-    """The pairing board of the round in play (or the last one): per board ``board`` (from 1),
-    ``game``, ``black``/``white`` (names), ``result`` (the stored game's, ``*`` in play); a bye
-    as a row with ``white`` None and ``game`` None."""
+    """The pairing board of the round in play (or the last one): per game ``board`` (from 1; a
+    ballot pair's return game shares its first game's, and comes after it), ``leg`` (1 or 2),
+    ``game``, ``black``/``white`` (names), ``result`` (the stored game's, ``*`` in play); a bye as
+    a row with ``white`` None and ``game`` None (its result ``"1"``, ``"2"`` in ballot pairs)."""
     names = dict(Entry.objects.filter(tournament=tournament).values_list("player_id", "name"))
     rows: list[dict[str, Any]] = []
-    pairings = Pairing.objects.filter(tournament=tournament, round=tournament.round).select_related("game")
-    for p in sorted(pairings, key=lambda p: p.created_at):
-        rows.append({"board": len(rows) + 1, "game": p.game_id, "black": names.get(p.black, p.black),
+    pairings = list(Pairing.objects.filter(tournament=tournament, round=tournament.round).select_related("game"))
+    firsts = sorted((p for p in pairings if p.leg == 1), key=lambda p: p.created_at)
+    numbers = {(p.black, p.white): index for index, p in enumerate(firsts, start=1)}
+
+    def number(p: Pairing) -> int:      # a return game's seats are its first game's, reversed
+        return numbers.get((p.black, p.white) if p.leg == 1 else (p.white, p.black), 0)
+
+    for p in sorted(pairings, key=lambda p: (number(p), p.leg)):
+        rows.append({"board": number(p), "leg": p.leg, "game": p.game_id, "black": names.get(p.black, p.black),
                      "white": names.get(p.white, p.white), "result": p.game.result or "*"})
-    for player in Entry.objects.filter(tournament=tournament, bye_round=tournament.round).values_list(
-            "player_id", flat=True) if tournament.round else ():
-        rows.append({"board": len(rows) + 1, "game": None, "black": names[player], "white": None, "result": "1"})
+    byes = Entry.objects.filter(tournament=tournament, bye_round=tournament.round).values_list(
+        "player_id", flat=True) if tournament.round else ()
+    for player in byes:
+        rows.append({"board": len(firsts) + 1, "leg": 1, "game": None, "black": names[player], "white": None,
+                     "result": "2" if tournament.ballot_pairs else "1"})
     return rows
+
+
+def round_ballot(tournament: Tournament) -> dict[str, Any] | None:
+    """The 3-move ballot of the round in play (or the last one): ``number`` and ``moves`` (its
+    three plies, e.g. ``"10-14 22-18 12-16"``), or None (no ballot, or no round yet)."""
+    if not tournament.ballot or not tournament.round:
+        return None
+    number = Game.objects.filter(pairing__tournament=tournament, pairing__round=tournament.round,
+                                 ballot__isnull=False).values_list("ballot", flat=True).first()
+    if number is None:
+        return None
+    return {"number": number, "moves": ballots.ballot(number).text}
 
 
 def public_rounds(tournament: Tournament) -> dict[str, Any]:
     """What every viewer of a Swiss event or round robin sees: ``status``, ``system``, ``round``,
     ``rounds``, ``players``, ``standings`` (the first :data:`SHOWN` rows of :func:`table`, each
     ``player`` its :func:`row_key`),
-    ``board`` (:func:`board`) and ``seconds_left`` (to the start, else 0)."""
+    ``board`` (:func:`board`), ``ballot`` (:func:`round_ballot`) and ``seconds_left`` (to the start,
+    else 0)."""
     rows = [{**row, "player": row_key(tournament.id, row["player"])} for row in table(tournament)]   # no player ids
     return {"status": tournament.status, "system": tournament.system, "round": tournament.round,
             "rounds": tournament.rounds, "players": len(rows), "standings": rows[:SHOWN],
-            "board": board(tournament), "seconds_left": seconds_left(tournament)}
+            "board": board(tournament), "ballot": round_ballot(tournament), "seconds_left": seconds_left(tournament)}

@@ -90,7 +90,8 @@ class Seating:
 
 
 def _histories(tournament: Tournament, entries: list[Entry]) -> list[swiss_pairing.Standing]:
-    """Each numbered player's history (colours, floats, byes, opponents) from the stored rounds."""
+    """Each numbered player's history (colours, floats, byes, opponents) from the stored rounds.
+    In ballot pairs a round's colour and float are its first game's, and its points both games'."""
     number = {e.player_id: e.number or 0 for e in entries}
     points = dict.fromkeys(number, 0)
     colours: dict[str, list[str]] = {p: [] for p in number}
@@ -102,14 +103,15 @@ def _histories(tournament: Tournament, entries: list[Entry]) -> list[swiss_pairi
         for p in (p for p in pairings if p.round == round_number):
             for me, other, colour, got in ((p.black, p.white, "black", p.black_points),
                                            (p.white, p.black, "white", p.white_points)):
-                colours[me].append(colour)
-                floats[me].append(swiss_pairing.floats(before[me], before[other]))
-                opponents[me].add(number[other])
                 points[me] += got or 0
+                if p.leg == 1:
+                    colours[me].append(colour)
+                    floats[me].append(swiss_pairing.floats(before[me], before[other]))
+                    opponents[me].add(number[other])
         for e in entries:
             if e.bye_round == round_number:
                 floats[e.player_id].append("down")
-                points[e.player_id] += BYE
+                points[e.player_id] += bye_points(tournament)
     return [swiss_pairing.Standing(number[e.player_id], e.rating, points[e.player_id], tuple(colours[e.player_id]),
                                    tuple(floats[e.player_id]), int(e.bye_round is not None),
                                    frozenset(opponents[e.player_id])) for e in entries]
@@ -135,11 +137,17 @@ def next_round(tournament: Tournament) -> list[Seating]:
     return [Seating(by_number[b.black], by_number[b.white] if b.white else None) for b in boards]
 
 
-def give_bye(entry: Entry, round_number: int) -> None:
-    """A bye in ``round_number``: :data:`BYE` half points, once per event (a second is refused
-    with ``ValueError``, the pairing never gives one)."""
+def bye_points(tournament: Tournament) -> int:
+    """A bye's half points in ``tournament``: :data:`BYE`, twice that in ballot pairs (a round is
+    two games there, and the bye counts as a pair won)."""
+    return BYE * (2 if tournament.ballot_pairs else 1)
+
+
+def give_bye(entry: Entry, round_number: int, points: int = BYE) -> None:
+    """A bye in ``round_number``: ``points`` half points (:func:`bye_points`), once per event (a
+    second is refused with ``ValueError``, the pairing never gives one)."""
     if Entry.objects.filter(pk=entry.pk, bye_round__isnull=True).update(
-            bye_round=round_number, score=F("score") + BYE) != 1:
+            bye_round=round_number, score=F("score") + points) != 1:
         raise ValueError(f"{entry.player_id} had a bye already")
 
 

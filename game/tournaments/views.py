@@ -78,7 +78,9 @@ def new(request):
                 tournament = arena.create(player_id(request), data["name"], data["time_control"], data["minutes"],
                                           timezone.now() + timedelta(minutes=data["starts_in"]),
                                           rated=data["rated"], password=data["password"],
-                                          system=data["system"], rounds=data["rounds"])
+                                          system=data["system"], rounds=data["rounds"],
+                                          ballot=data["ballot"] or data["ballot_pairs"],
+                                          ballot_pairs=data["ballot_pairs"])
                 transaction.on_commit(lambda: jobs.schedule_tick(tournament))
         except ActionError as exc:
             form.add_error(None, exc.message)

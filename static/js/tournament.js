@@ -93,8 +93,9 @@ function renderTop(games) {
   document.getElementById('top-empty').hidden = games.length > 0;
 }
 
-/** A Swiss event's or round robin's pairing board: board, Black (a link to the game), White or a bye, result. */
-function renderBoard(rows, round, rounds) {
+/** A Swiss event's or round robin's pairing board: board (a ballot pair's return game marked),
+ * Black (a link to the game), White or a bye, result; and the round's 3-move ballot. */
+function renderBoard(rows, round, rounds, ballot) {
   const body = document.getElementById('board-body');
   body.replaceChildren(...rows.map((b) => {
     const tr = document.createElement('tr');
@@ -105,9 +106,21 @@ function renderBoard(rows, round, rounds) {
       a.textContent = b.black;
       black.append(a);
     }
-    tr.append(cell(String(b.board)), black, cell(b.white ?? gettext('Bye')), cell(b.result));
+    const number = cell(String(b.board));
+    if (b.leg === 2) {
+      const leg = document.createElement('span');
+      leg.className = 'leg';
+      leg.textContent = gettext('(return)');
+      number.append(' ', leg);
+    }
+    tr.append(number, black, cell(b.white ?? gettext('Bye')), cell(b.result));
     return tr;
   }));
+  const ballotLine = document.getElementById('round-ballot');
+  if (ballotLine) {
+    ballotLine.hidden = !ballot;
+    if (ballot) ballotLine.textContent = interpolate(gettext('Ballot %s: %s'), [ballot.number, ballot.moves]);
+  }
   document.getElementById('board-empty').hidden = rows.length > 0;
   const title = document.getElementById('board-round');
   if (title && round) title.textContent = interpolate(gettext('(round %s)'), [round]);
@@ -117,7 +130,7 @@ function renderBoard(rows, round, rounds) {
 
 function onStandings(msg) {
   renderStandings(msg.standings);
-  if (msg.board) renderBoard(msg.board, msg.round, msg.rounds);
+  if (msg.board) renderBoard(msg.board, msg.round, msg.rounds, msg.ballot);
   else renderTop(msg.top);
   document.getElementById('players-count').textContent = `(${msg.players})`;
   secondsLeft = msg.seconds_left;
