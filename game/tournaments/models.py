@@ -142,3 +142,20 @@ class Pairing(models.Model):
 
     def __str__(self):
         return f"{self.black} - {self.white} ({self.game_id})"
+
+
+class ChatLine(models.Model):
+    """One line of a tournament's chat: written by an entrant (``player_id``, kept for moderation and
+    shown to nobody) under their entry's ``name``; read by every viewer of the page."""
+
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="chat_lines")
+    player_id = models.CharField(max_length=32)
+    name = models.CharField(max_length=40)
+    text = models.CharField(max_length=140)
+    written_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tournament", "-id"])]
+
+    def __str__(self):
+        return f"{self.name} in {self.tournament_id}: {self.text[:20]}"

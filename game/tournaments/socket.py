@@ -1,31 +1,48 @@
-"""The tournament page's socket: it only listens.
+"""The tournament page's socket: the standings, the paired player's game, and the chat.
 
 ``/ws/tournament/<id>/`` joins the tournament's group and its player's (:mod:`game.tournaments.live`)
 and forwards ``standings`` (what :func:`game.tournaments.standings.public` returns, at most once a
-second) and, to a paired player's sockets only, ``paired`` (``game``, ``url``).  The page sends
-nothing: a message sent to it is answered with an ``error`` ``no_messages`` and the socket closed
-(:data:`CLOSE_NO_MESSAGES`).  A session's and an address's sockets are counted as the game's are
+second) and, to a paired player's sockets only, ``paired`` (``game``, ``url``).  It sends the chat
+(``chat``, ``lines``: :func:`game.tournaments.chat.history` when it opens, if there is any, then
+each new line).
+
+The page sends one message, ``{"type": "chat", "text": "..."}``: a line of the tournament's chat
+(:func:`game.tournaments.chat.say`, its entrants only).  Anything else, a bad frame or a refused
+line is answered with an ``error`` (``code``, ``message``) to this socket only, and nothing is
+stored; over :data:`FRAMES` frames in :data:`FRAMES_WINDOW_S` seconds the socket is closed
+(:data:`CLOSE_FLOOD`).  A session's and an address's sockets are counted as the game's are
 (:mod:`game.round.admission`, kind ``tournament``; over the limit: :data:`CLOSE_TOO_MANY_SOCKETS`).
 """
 
 from __future__ import annotations
 
 import logging
+import time
+from collections import deque
+from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.db import DatabaseError
+from django.utils.translation import gettext_lazy as _
 
+from game.errors import ActionError
 from game.round import admission
-from game.sockets import in_db_thread
+from game.round import chat as game_chat
+from game.sockets import ProtocolError, decode_frame, in_db_thread
 
-from . import live, standings
+from . import chat, live, standings
 from .models import Tournament
 
 log = logging.getLogger(__name__)
 
 #: Close code of a socket for a tournament that does not exist.
 CLOSE_NO_SUCH_TOURNAMENT = 4404
-#: Close code of a socket that sent a message.
-CLOSE_NO_MESSAGES = 4400
+#: Close code of a socket that sent more than :data:`FRAMES` frames in :data:`FRAMES_WINDOW_S` seconds.
+CLOSE_FLOOD = 4400
+#: Frames a socket may send ...
+FRAMES = 10
+#: ... in any window of this many seconds.
+FRAMES_WINDOW_S = 5
 #: Close code of a socket over its session's or address's limit.
 CLOSE_TOO_MANY_SOCKETS = 4429
 
@@ -35,12 +52,17 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
 
     groups_joined: list[str]
     ticket: admission.Ticket | None = None
+    tournament_id: str
+    speaker: game_chat.Speaker
+    frames: deque[float]
 
     async def connect(self):
         self.groups_joined = []
-        tournament_id = self.scope["url_route"]["kwargs"]["tournament_id"]
+        self.frames = deque()
+        tournament_id = self.tournament_id = self.scope["url_route"]["kwargs"]["tournament_id"]
         session = self.scope.get("session")
         player = session.get("player_id") if session is not None else None
+        self.speaker = game_chat.Speaker(player)
         client = self.scope.get("client")
         await self.accept()
         self.ticket, over = await admission.admit(self.channel_name, player, client[0] if client else None,
@@ -58,6 +80,9 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
                 self.groups_joined.append(name)
             data = await in_db_thread(standings.public)(tournament_id)
             await self.send_json({"type": "standings", **data})
+            lines = await in_db_thread(chat.history)(tournament_id)
+            if lines:
+                await self.send_json({"type": "chat", "lines": lines})
         except BaseException:
             # The page went away while this socket connected: channels will not call disconnect.
             await self.leave()
@@ -79,8 +104,36 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
         await self.leave()
 
     async def receive(self, text_data=None, bytes_data=None, **kwargs):
-        await self.send_json({"type": "error", "code": "no_messages", "message": "This socket only listens."})
-        await self.close(code=CLOSE_NO_MESSAGES)
+        """A chat line (``{"type": "chat", "text": str}``); anything else is refused with an
+        ``error`` to this socket only."""
+        now = time.monotonic()
+        while self.frames and self.frames[0] <= now - FRAMES_WINDOW_S:
+            self.frames.popleft()
+        self.frames.append(now)
+        if len(self.frames) > FRAMES:
+            await self.error("too_many_messages", _("Too many messages: this page's connection is closed."))
+            await self.close(code=CLOSE_FLOOD)
+            return
+        try:
+            text = chat_text(decode_frame(text_data, bytes_data))
+            line = await in_db_thread(chat.say)(self.tournament_id, self.speaker, text, now)
+        except (ProtocolError, ActionError) as exc:
+            await self.error(exc.code, exc.message)
+            return
+        except DatabaseError as exc:
+            log.error("tournaments: database unavailable for the chat of %s: %s", self.tournament_id, exc)
+            await self.error("unavailable", _("The server cannot reach its database right now; nothing was "
+                                              "changed. Try again in a moment."))
+            return
+        await self.channel_layer.group_send(live.group(self.tournament_id), {"type": "tournament.chat", "line": line})
+
+    async def error(self, code: str, message: Any) -> None:
+        """An ``error`` to this socket only."""
+        await self.send_json({"type": "error", "code": code, "message": str(message)})
+
+    async def tournament_chat(self, event):
+        """``tournament.chat``: a new line of the tournament's chat, for every viewer."""
+        await self.send_json({"type": "chat", "lines": [event["line"]]})
 
     async def tournament_standings(self, event):
         """``tournament.standings`` from :func:`game.tournaments.live.push_standings`."""
@@ -89,3 +142,14 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
     async def tournament_paired(self, event):
         """``tournament.paired`` from :func:`game.tournaments.live.paired`: this player's new game."""
         await self.send_json({"type": "paired", "game": event["game"], "url": event["url"]})
+
+
+def chat_text(data: dict[str, Any]) -> str:
+    """The text of a decoded chat message.  Raises :class:`ProtocolError` ``unknown_type`` (not
+    ``{"type": "chat"}``) or ``bad_message`` (no string ``text``)."""
+    if data.get("type") != "chat":
+        raise ProtocolError("unknown_type", _("This socket takes chat lines only."))
+    text = data.get("text")
+    if not isinstance(text, str):
+        raise ProtocolError("bad_message", _("'text' must be a string."))
+    return text

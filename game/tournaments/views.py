@@ -29,7 +29,9 @@ from game.i18n import lazy_text
 from game.names import display_name
 from game.round.fanout import publish_sync
 
-from . import arena, jobs, live, standings
+from game.round import chat as game_chat
+
+from . import arena, chat, jobs, live, standings
 from .forms import ArenaForm
 from .models import Entry, Tournament
 
@@ -111,6 +113,7 @@ def page(request, tournament_id: str):
         "is_creator": tournament.created_by == pid,
         # A rated event takes accounts only (arena.join): a guest is sent to sign in instead of a Join that fails.
         "guest_refused": tournament.rated and entry is None and not identity.account_name(request.session),
+        "chat": chat.history(tournament.id), "chat_max": game_chat.MAX_CHARS,
         "config": {"id": tournament.id, "wsPath": f"/ws/tournament/{tournament.id}/", "you": you,
                    "secondsLeft": data["seconds_left"], "status": tournament.status},
     })

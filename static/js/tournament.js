@@ -4,7 +4,7 @@
 // sound, when the player is paired.
 
 import { gettext, interpolate } from './i18n.js';
-import { follow } from './arena_socket.js';
+import { follow, send } from './arena_socket.js';
 import { SoundPlayer } from './sound.js';
 
 const config = JSON.parse(document.getElementById('tournament-config').textContent);
@@ -144,7 +144,48 @@ function onPaired(msg) {
   setTimeout(() => window.location.assign(msg.url), 300);
 }
 
+/** New lines of the tournament's chat, each shown once (merged by id), the newest in view. */
+function onChat(msg) {
+  const list = document.getElementById('tournament-chat-lines');
+  const seen = new Set([...list.children].map((li) => li.dataset.id));
+  for (const line of msg.lines) {
+    if (seen.has(String(line.id))) continue;
+    const li = document.createElement('li');
+    li.dataset.id = String(line.id);
+    const name = document.createElement('span');
+    name.className = 'chat-name';
+    name.textContent = line.name;
+    const text = document.createElement('span');
+    text.className = 'chat-text';
+    text.textContent = line.text;
+    li.append(name, ' ', text);
+    list.append(li);
+  }
+  document.getElementById('tournament-chat-empty').hidden = list.children.length > 0;
+  list.scrollTop = list.scrollHeight;
+}
+
+/** A refusal of this page's line: its message, shown under the form. */
+function onError(msg) {
+  const error = document.getElementById('tournament-chat-error');
+  if (error) error.textContent = msg.message;
+}
+
+const chatForm = document.getElementById('tournament-chat-form');
+chatForm?.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const input = document.getElementById('tournament-chat-text');
+  const error = document.getElementById('tournament-chat-error');
+  if (send({ type: 'chat', text: input.value })) {
+    input.value = '';
+    error.textContent = '';
+  } else {
+    error.textContent = gettext('Not connected: try again in a moment.');
+  }
+});
 
 tickCountdown();
 setInterval(tickCountdown, 1000);
-if (status === 'created' || status === 'started') follow(config.wsPath, { standings: onStandings, paired: onPaired });
+if (status === 'created' || status === 'started') follow(config.wsPath, {
+  standings: onStandings, paired: onPaired, chat: onChat, error: onError,
+});

@@ -133,3 +133,33 @@ def test_a_swiss_rounds_pairing_board_has_no_axe_violations(server, server_env, 
     expect(page.locator("#board-body tr").nth(1)).to_contain_text("Bye")
     page.screenshot(path=str(tmp_path / f"swiss-{viewport['width']}.png"), full_page=True)
     assert_clean(page, "a Swiss round's page")
+
+
+CREATE_LATER = """
+from datetime import timedelta
+from django.utils import timezone
+from game.tournaments import arena
+from tests.ratings.helpers import account
+print(arena.create(account("chathost"), "Chat Arena", "3+0", 30, timezone.now() + timedelta(minutes=30), rated=False).id)
+"""
+
+
+def test_an_entrant_writes_in_the_arena_chat_and_a_spectator_reads_it(server, server_env, new_context):
+    page_url = f"{server.url}/tournaments/{shell(server_env, CREATE_LATER)}"
+    alice, carol = (new_context().new_page() for _ in range(2))
+    join(alice, page_url)
+    carol.goto(page_url)
+    for page in (alice, carol):
+        expect(page.locator("body[data-tournament-socket=open]")).to_be_attached()
+    expect(carol.locator("#tournament-chat-readonly")).to_be_visible()
+    expect(carol.locator("#tournament-chat-form")).to_have_count(0)
+    alice.fill("#tournament-chat-text", "Good luck, everyone!")
+    alice.click("#tournament-chat-send")
+    for page in (alice, carol):
+        expect(page.locator("#tournament-chat-lines li")).to_have_text(re.compile(r"Good luck, everyone!$"))
+    alice.fill("#tournament-chat-text", "x" * 10 + "\u202e")
+    alice.click("#tournament-chat-send")
+    expect(alice.locator("#tournament-chat-error")).to_contain_text("control characters")
+    expect(carol.locator("#tournament-chat-lines li")).to_have_count(1)
+    assert_clean(alice, "an arena's chat, an entrant's")
+    assert_clean(carol, "an arena's chat, a spectator's")

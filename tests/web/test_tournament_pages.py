@@ -128,15 +128,7 @@ async def test_the_socket_sends_standings_and_a_paired_players_game_to_that_play
         await comm.disconnect()
 
 
-async def test_the_socket_refuses_messages_and_unknown_arenas(alice):
-    host = await sync_to_async(account)("host")
-    tournament = await sync_to_async(arena.create)(host, "Casual", "3+0", 30, timezone.now(), rated=False)
-    comm = WebsocketCommunicator(application, f"/ws/tournament/{tournament.id}/", headers=alice.headers())
-    assert (await comm.connect())[0]
-    assert (await comm.receive_json_from(timeout=5))["type"] == "standings"
-    await comm.send_json_to({"type": "join"})
-    assert (await comm.receive_json_from(timeout=5))["code"] == "no_messages"
-    assert (await comm.receive_output(timeout=5))["code"] == socket.CLOSE_NO_MESSAGES
+async def test_the_socket_refuses_unknown_arenas(alice):
     gone = WebsocketCommunicator(application, "/ws/tournament/nothere2/", headers=alice.headers())
     assert (await gone.connect())[0]
     assert (await gone.receive_output(timeout=5))["code"] == socket.CLOSE_NO_SUCH_TOURNAMENT

@@ -1,0 +1,107 @@
+"""A tournament's chat over its real socket (Channels' communicator, the real database and Redis):
+an entrant's line reaches every viewer, an outsider reads but may not write, bad frames and
+refused lines are answered to their sender only and store nothing, the game chat's rates hold,
+a new socket gets the history, and a flood of frames closes the socket."""
+
+from __future__ import annotations
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.test import Client
+from django.utils import timezone
+
+from checkers_site.asgi import application
+from game.round import chat as game_chat
+from game.tournaments import arena, socket
+from game.tournaments.models import ChatLine
+from tests.ratings.helpers import account
+from tests.tournaments.helpers import clear_tournament_jobs
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def empty_queue():
+    clear_tournament_jobs()
+    yield
+    clear_tournament_jobs()
+
+
+async def opened(tournament_id: str, browser) -> WebsocketCommunicator:
+    comm = WebsocketCommunicator(application, f"/ws/tournament/{tournament_id}/", headers=browser.headers())
+    assert (await comm.connect())[0]
+    assert (await comm.receive_json_from(timeout=5))["type"] == "standings"
+    return comm
+
+
+async def an_arena(*entrants) -> str:
+    host = await sync_to_async(account)("host")
+    tournament = await sync_to_async(arena.create)(host, "Chatty", "3+0", 30, timezone.now(), rated=False)
+    for browser in entrants:
+        await sync_to_async(arena.join)(tournament.id, browser.player_id, browser.name)
+    return tournament.id
+
+
+async def test_an_entrants_line_reaches_every_viewer_and_an_outsider_only_reads(alice, carol):
+    tournament_id = await an_arena(alice)
+    writer, reader = await opened(tournament_id, alice), await opened(tournament_id, carol)
+    await writer.send_json_to({"type": "chat", "text": "  Good luck all!  "})
+    for comm in (writer, reader):
+        message = await comm.receive_json_from(timeout=5)
+        assert message["type"] == "chat" and [(line["name"], line["text"]) for line in message["lines"]] == [
+            ("alice", "Good luck all!")]
+        assert alice.player_id not in str(message)
+    await reader.send_json_to({"type": "chat", "text": "let me in"})
+    assert (await reader.receive_json_from(timeout=5))["code"] == "chat_not_allowed"
+    await writer.send_json_to({"type": "chat", "text": "second"})
+    # the writer's next message is its own second line: the outsider's refusal went to the outsider only
+    assert (await writer.receive_json_from(timeout=5))["lines"][0]["text"] == "second"
+    assert (await reader.receive_json_from(timeout=5))["lines"][0]["text"] == "second"
+    late = WebsocketCommunicator(application, f"/ws/tournament/{tournament_id}/", headers=carol.headers())
+    assert (await late.connect())[0]
+    assert (await late.receive_json_from(timeout=5))["type"] == "standings"
+    history = await late.receive_json_from(timeout=5)
+    assert [line["text"] for line in history["lines"]] == ["Good luck all!", "second"]
+    assert "let me in" not in await sync_to_async(lambda: Client().get(f"/tournaments/{tournament_id}").content.decode())()
+    for comm in (writer, reader, late):
+        await comm.disconnect()
+
+
+@pytest.mark.parametrize(("frame", "code"), [
+    ("not json", "bad_message"),
+    ('{"type": "join"}', "unknown_type"),
+    ('["chat"]', "bad_message"),
+    ('{"type": "chat", "text": 5}', "bad_message"),
+    ('{"type": "chat", "text": "' + "x" * (game_chat.MAX_CHARS + 1) + '"}', "chat_too_long"),
+    ('{"type": "chat", "text": "a\\u202eb"}', "chat_invalid"),
+    ('{"type": "chat", "text": "   "}', "chat_empty"),
+    ('{"type": "chat", "text": "' + "y" * 3000 + '"}', "too_large"),
+])
+async def test_bad_frames_are_refused_to_their_sender_and_store_nothing(alice, carol, frame, code):
+    tournament_id = await an_arena(alice)
+    writer, reader = await opened(tournament_id, alice), await opened(tournament_id, carol)
+    await writer.send_to(text_data=frame)
+    refused = await writer.receive_json_from(timeout=5)
+    assert (refused["type"], refused["code"]) == ("error", code)
+    assert await reader.receive_nothing(timeout=0.2)
+    assert not await sync_to_async(ChatLine.objects.exists)()
+    for comm in (writer, reader):
+        await comm.disconnect()
+
+
+async def test_the_game_chats_rate_holds_and_a_flood_closes_the_socket(alice):
+    tournament_id = await an_arena(alice)
+    comm = await opened(tournament_id, alice)
+    for index in range(game_chat.RATE_LINES):
+        await comm.send_json_to({"type": "chat", "text": f"line {index}"})
+        assert (await comm.receive_json_from(timeout=5))["type"] == "chat"
+    await comm.send_json_to({"type": "chat", "text": "one too many"})
+    assert (await comm.receive_json_from(timeout=5))["code"] == "chat_too_fast"
+    assert await sync_to_async(ChatLine.objects.count)() == game_chat.RATE_LINES
+    for _ in range(socket.FRAMES - game_chat.RATE_LINES - 1):
+        await comm.send_to(text_data="{}")
+        assert (await comm.receive_json_from(timeout=5))["code"] == "unknown_type"
+    await comm.send_to(text_data="{}")
+    assert (await comm.receive_json_from(timeout=5))["code"] == "too_many_messages"
+    assert (await comm.receive_output(timeout=5))["code"] == socket.CLOSE_FLOOD
