@@ -27,9 +27,8 @@ from game.accounts import identity
 from game.errors import ActionError
 from game.i18n import lazy_text
 from game.names import display_name
-from game.round.fanout import publish_sync
-
 from game.round import chat as game_chat
+from game.round.fanout import publish_sync
 
 from . import arena, chat, jobs, live, standings
 from .forms import ArenaForm

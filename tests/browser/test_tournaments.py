@@ -140,7 +140,8 @@ from datetime import timedelta
 from django.utils import timezone
 from game.tournaments import arena
 from tests.ratings.helpers import account
-print(arena.create(account("chathost"), "Chat Arena", "3+0", 30, timezone.now() + timedelta(minutes=30), rated=False).id)
+later = timezone.now() + timedelta(minutes=30)
+print(arena.create(account("chathost"), "Chat Arena", "3+0", 30, later, rated=False).id)
 """
 
 

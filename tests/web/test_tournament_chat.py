@@ -63,7 +63,8 @@ async def test_an_entrants_line_reaches_every_viewer_and_an_outsider_only_reads(
     assert (await late.receive_json_from(timeout=5))["type"] == "standings"
     history = await late.receive_json_from(timeout=5)
     assert [line["text"] for line in history["lines"]] == ["Good luck all!", "second"]
-    assert "let me in" not in await sync_to_async(lambda: Client().get(f"/tournaments/{tournament_id}").content.decode())()
+    page = await sync_to_async(Client().get)(f"/tournaments/{tournament_id}")
+    assert "Good luck all!" in page.content.decode() and "let me in" not in page.content.decode()
     for comm in (writer, reader, late):
         await comm.disconnect()
 
