@@ -9,7 +9,8 @@ each new line).
 The page sends one message, ``{"type": "chat", "text": "..."}``: a line of the tournament's chat
 (:func:`game.tournaments.chat.say`, its entrants only).  Anything else, a bad frame or a refused
 line is answered with an ``error`` (``code``, ``message``) to this socket only, and nothing is
-stored; over :data:`FRAMES` frames in :data:`FRAMES_WINDOW_S` seconds the socket is closed
+stored (``session_ended`` when the session's log-in ended since the socket opened: logged out,
+password changed); over :data:`FRAMES` frames in :data:`FRAMES_WINDOW_S` seconds the socket is closed
 (:data:`CLOSE_FLOOD`).  A session's and an address's sockets are counted as the game's are
 (:mod:`game.round.admission`, kind ``tournament``; over the limit: :data:`CLOSE_TOO_MANY_SOCKETS`).
 """
@@ -25,6 +26,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.db import DatabaseError
 from django.utils.translation import gettext_lazy as _
 
+from game import sessions
 from game.errors import ActionError
 from game.round import admission
 from game.round import chat as game_chat
@@ -116,6 +118,8 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
             return
         try:
             text = chat_text(decode_frame(text_data, bytes_data))
+            if not await in_db_thread(sessions.log_in_holds)(self.scope.get("session")):
+                raise ActionError("session_ended", sessions.SESSION_ENDED_MESSAGE)
             line = await in_db_thread(chat.say)(self.tournament_id, self.speaker, text, now)
         except (ProtocolError, ActionError) as exc:
             await self.error(exc.code, exc.message)

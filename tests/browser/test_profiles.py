@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = Path(os.environ.get("BROWSER_SCREENSHOTS_DIR", "/tmp"))
 
 #: Made in the server's database through manage.py: an account with a blitz history of four
-#: rated games against a guest, and a provisional correspondence rating.
+#: rated games against a guest, a provisional correspondence rating, and a finished arena it won.
 SEED = """
 import uuid
 from datetime import timedelta
@@ -24,6 +24,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 from game import rules
 from game.models import Account, Game, Move, Rating, RatingChange
+from game.tournaments.models import Entry, Tournament
 
 name = {name!r}
 user = User.objects.create_user(username=name, password=None)
@@ -43,6 +44,10 @@ for number, after in enumerate((1510, 1535, 1520, 1562)):
     change = RatingChange.objects.create(game=game, player_id=pid, category="blitz", before=after - 12,
                                          after=after, deviation=90)
     RatingChange.objects.filter(pk=change.pk).update(at=start + timedelta(days=2 * number))
+arena = Tournament.objects.create(name="Seeded Arena", time_control="3+0", minutes=30, starts_at=start,
+                                  status="finished")
+Entry.objects.create(tournament=arena, player_id=pid, name=name, score=4, games=2, wins=2)
+Entry.objects.create(tournament=arena, player_id="h" * 32, name="Other", games=2)
 """
 
 
@@ -72,6 +77,8 @@ def test_profile_draws_its_rating_chart_and_fits_a_phone(new_context, server, se
     expect(page.locator('#ratings tr[data-category="correspondence"] abbr')).to_have_text("?")
     expect(page.locator("#opponents")).to_contain_text("Guest <b>7</b>")
     expect(page.locator("#recent-games .game-row")).to_have_count(4)
+    expect(page.locator("#trophies li")).to_have_text("1st in Seeded Arena")
+    expect(page.locator("#tournaments-played-list tbody tr")).to_contain_text("1 of 2")
 
     phone = new_context().new_page()
     phone.set_viewport_size({"width": 390, "height": 844})

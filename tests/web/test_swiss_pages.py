@@ -68,6 +68,21 @@ def test_bad_rounds_from_the_form_are_refused():
     assert not Tournament.objects.filter(name="Long").exists()
 
 
+def test_ballot_pairs_from_the_form_show_on_the_page_and_are_refused_in_an_arena():
+    client, _ = signed_in("maker")
+    response = client.post("/tournaments/new", {"name": "Pairs", "system": "round_robin", "time_control": "3+2",
+                                                "minutes": 45, "rounds": 3, "starts_in": 10, "ballot_pairs": "on"})
+    assert response.status_code == 302
+    tournament = Tournament.objects.get(name="Pairs")
+    assert tournament.ballot and tournament.ballot_pairs
+    assert "Round robin · Ballot pairs" in client.get(f"/tournaments/{tournament.id}").content.decode()
+    refused = client.post("/tournaments/new", {"name": "Arena pairs", "system": "arena", "time_control": "3+0",
+                                               "minutes": 45, "rounds": 3, "starts_in": 10, "ballot": "on",
+                                               "ballot_pairs": "on"})
+    assert refused.status_code == 400 and "Ballot pairs are played in a Swiss event" in refused.content.decode()
+    assert not Tournament.objects.filter(name="Arena pairs").exists()
+
+
 def round_games(tournament: Tournament, round_number: int) -> list[Game]:
     return list(Game.objects.filter(pairing__tournament=tournament, pairing__round=round_number))
 

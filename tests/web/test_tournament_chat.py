@@ -6,7 +6,7 @@ a new socket gets the history, and a flood of frames closes the socket."""
 from __future__ import annotations
 
 import pytest
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 from django.utils import timezone
@@ -17,8 +17,9 @@ from game.tournaments import arena, socket
 from game.tournaments.models import ChatLine
 from tests.ratings.helpers import account
 from tests.tournaments.helpers import clear_tournament_jobs
+from tests.web.test_accounts import browser_of, guest, log_out, sign_up
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fresh_rate_limits")]
 
 
 @pytest.fixture(autouse=True)
@@ -106,3 +107,22 @@ async def test_the_game_chats_rate_holds_and_a_flood_closes_the_socket(alice):
     await comm.send_to(text_data="{}")
     assert (await comm.receive_json_from(timeout=5))["code"] == "too_many_messages"
     assert (await comm.receive_output(timeout=5))["code"] == socket.CLOSE_FLOOD
+
+
+def test_a_socket_of_a_browser_that_logged_out_writes_nothing():
+    client = guest()
+    sign_up(client, "Vera")
+    tab = browser_of(client, "Vera")
+
+    async def scenario():
+        tournament_id = await an_arena(tab)
+        comm = await opened(tournament_id, tab)
+        await comm.send_json_to({"type": "chat", "text": "hello"})
+        assert (await comm.receive_json_from(timeout=5))["type"] == "chat"
+        await sync_to_async(log_out)(client)
+        await comm.send_json_to({"type": "chat", "text": "still me?"})
+        assert (await comm.receive_json_from(timeout=5))["code"] == "session_ended"
+        assert await sync_to_async(ChatLine.objects.count)() == 1
+        await comm.disconnect()
+
+    async_to_sync(scenario)()
