@@ -221,7 +221,8 @@ def live_games(limit: int = 50, now: datetime | None = None) -> list[dict[str, A
     rows = (Game.objects.filter(_recent(now), status=Game.Status.ACTIVE).order_by("-created_at")
             .only("id", "black_name", "white_name", "black_player", "white_player", "ply",
                   "time_control", "status", "fen", "black_rating", "white_rating",
-                  "black_ms", "white_ms", "turn_started_at", "updated_at", "created_at"))
+                  "black_ms", "white_ms", "turn_started_at", "updated_at", "created_at", "ballot",
+                  "black_berserk", "white_berserk"))
     games: list[Game] = []
     start, batch, scan = 0, 8 * limit, 4 * limit
     while len(games) < scan:
