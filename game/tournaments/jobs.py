@@ -81,7 +81,8 @@ def _locked(tournament_id: str):
 def pair_round(tournament_id: str) -> list[Game]:
     """Start the next round of a running Swiss event or round robin once every game of the round
     in play is scored (:func:`game.tournaments.swiss.next_round`; the bye's point given), or finish
-    it after its last round, under the tournament's lock in Redis.  Returns the games started."""
+    it after its last round, under the tournament's lock in Redis; in ballot pairs, first the
+    return games due (:func:`return_games`).  Returns the games started."""
     with _locked(tournament_id):
         started = _round_locked(tournament_id)
     for game in started:
@@ -94,6 +95,8 @@ def _round_locked(tournament_id: str) -> list[Game]:
     if tournament.status != Tournament.Status.STARTED:
         return []
     returns = return_games(tournament) if tournament.ballot_pairs else []
+    if returns:
+        live.changed(tournament_id)     # the board shows the return games
     if returns or Pairing.objects.filter(tournament=tournament, scored=False).exists():
         return returns
     try:
