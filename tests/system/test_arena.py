@@ -1,21 +1,21 @@
 """An arena end to end on a real site: two Daphne processes, a worker of the ``tournaments`` queue
 with RQ's scheduler, and guests over real sockets, each on the arena's socket and, when it says
 ``paired``, on its game's socket answering at once with a random legal move (or resigning).  One
-player's page is gone as their first game starts (both sockets closed, no move made): the first-move
-clock aborts that game (a spectator's page asking the clock, as its countdown does) and the player
-is withdrawn, never paired again.  Halfway, one Daphne
-process is killed (its players' pages are gone with it).  Then the arena is ended: every game that
-finished in time was scored, the standings are what the stored games give, and nobody was ever
-paired into two games at once.  The players play until games have finished, not for a set time:
-half of them before the kill, as many as there are players in all (a slow machine only takes longer).
+player's page is gone as their first game starts (both sockets closed, no move made): the
+first-move clock aborts that game (a spectator's page asking the clock, as its countdown does) and
+the player is withdrawn, never paired again.  Halfway, one Daphne process is killed (its players'
+pages are gone with it).  Then the arena is ended: every game that finished in time was scored,
+the standings are what the stored games give, and nobody was ever paired into two games at once.
+The players play until games have finished, not for a set time: half of them before the kill, as
+many as there are players in all (a slow machine only takes longer).
 
-Forty players instead of ten were tried: the test then took 75 s instead of 61 s on the 2-core
-development machine (the joins over HTTP and the sockets of two Daphne processes), for no rule more
-checked; it stays at ten.  The gone player's game takes the first-move clock's 30 s to end: the one
-wait this test may add, when the others' games finish sooner.  That player is one of the Daphne
-process's to be killed, so the players left after the kill are as many as without them.  Every
-player's game socket pings as the page does: a player waiting for the first move of an opponent
-who is gone is not closed as silent (its page would not be)."""
+Forty players instead of ten were tried (when the test played a set 20 s): it took 75 s instead
+of 61 s on the 2-core development machine (the joins over HTTP and the sockets of two Daphne
+processes), for no rule more checked; it stays at ten.  The gone player's game takes the
+first-move clock's 30 s to end: the one wait this test may add, when the others' games finish
+sooner.  That player is one of the killed Daphne process's, so the players left after the kill
+are as many as without them.  Every player's game socket pings as the page does: a player waiting
+for the first move of an opponent who is gone is not closed as silent (its page would not be)."""
 
 from __future__ import annotations
 
