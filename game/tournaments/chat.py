@@ -5,7 +5,9 @@ The game chat's rules, reused (:mod:`game.round.chat`): the same text checks
 the same rates (:data:`game.round.chat.RATE_LINES` lines per :data:`game.round.chat.RATE_WINDOW_S`
 seconds per socket and per writer, :data:`game.round.chat.RATE_ADDRESS_LINES` per client address,
 counted in Redis across the server processes under the tournament's own key).  A line goes to
-every socket of the tournament's page (:mod:`game.tournaments.socket`) through the channel layer.
+every socket of the tournament's page (:mod:`game.tournaments.socket`) through the channel layer,
+but for a signed-in viewer who blocks its writer (:class:`game.models.Block`, as the game chat
+hides a blocked player's lines: ``docs/people.md``, "Blocks").
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from django.utils.translation import gettext_lazy as _
 
 from game.errors import ActionError
 from game.i18n import lazy_text
+from game.models import Block
 from game.round import chat as game_chat
 
 from .arena import no_such_tournament
@@ -31,10 +34,20 @@ def line_payload(line: ChatLine) -> dict[str, Any]:
     return {"id": line.id, "name": line.name, "text": line.text}
 
 
-def history(tournament_id: str) -> list[dict[str, Any]]:
-    """The last :data:`HISTORY_LINES` lines of the tournament's chat, oldest first (:func:`line_payload`)."""
-    rows = list(ChatLine.objects.filter(tournament_id=tournament_id).order_by("-id")[:HISTORY_LINES])
+def history(tournament_id: str, hidden: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    """The last :data:`HISTORY_LINES` lines of the tournament's chat, oldest first
+    (:func:`line_payload`), but those written by the player ids in ``hidden``."""
+    rows = list(ChatLine.objects.filter(tournament_id=tournament_id).exclude(player_id__in=hidden)
+                .order_by("-id")[:HISTORY_LINES])
     return [line_payload(line) for line in reversed(rows)]
+
+
+def blocked(player_id: str | None) -> frozenset[str]:
+    """The player ids ``player_id`` blocks (none for a guest or no player id): whose lines it does
+    not receive.  One query; synchronous."""
+    if not player_id:
+        return frozenset()
+    return frozenset(Block.objects.filter(blocker=player_id).values_list("blocked", flat=True)[:1000])
 
 
 def say(tournament_id: str, speaker: game_chat.Speaker, text: str, now: float | None = None) -> dict[str, Any]:

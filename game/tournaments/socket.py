@@ -4,7 +4,8 @@
 and forwards ``standings`` (what :func:`game.tournaments.standings.public` returns, at most once a
 second) and, to a paired player's sockets only, ``paired`` (``game``, ``url``).  It sends the chat
 (``chat``, ``lines``: :func:`game.tournaments.chat.history` when it opens, if there is any, then
-each new line).
+each new line), but the lines of the players its account blocks (read when it opens, and again
+with a line that comes :data:`game.round.hiding.REREAD_S` seconds or more after).
 
 The page sends one message, ``{"type": "chat", "text": "..."}``: a line of the tournament's chat
 (:func:`game.tournaments.chat.say`, its entrants only).  Anything else, a bad frame or a refused
@@ -30,6 +31,7 @@ from game import sessions
 from game.errors import ActionError
 from game.round import admission
 from game.round import chat as game_chat
+from game.round.hiding import REREAD_S
 from game.sockets import ProtocolError, decode_frame, in_db_thread
 
 from . import chat, live, standings
@@ -57,6 +59,9 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
     tournament_id: str
     speaker: game_chat.Speaker
     frames: deque[float]
+    player: str | None
+    hidden: frozenset[str] = frozenset()
+    hidden_at: float = 0.0
 
     async def connect(self):
         self.groups_joined = []
@@ -65,6 +70,7 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
         session = self.scope.get("session")
         player = session.get("player_id") if session is not None else None
         self.speaker = game_chat.Speaker(player)
+        self.player = player
         client = self.scope.get("client")
         await self.accept()
         self.ticket, over = await admission.admit(self.channel_name, player, client[0] if client else None,
@@ -82,7 +88,8 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
                 self.groups_joined.append(name)
             data = await in_db_thread(standings.public)(tournament_id)
             await self.send_json({"type": "standings", **data})
-            lines = await in_db_thread(chat.history)(tournament_id)
+            await self.read_blocks()
+            lines = await in_db_thread(chat.history)(tournament_id, self.hidden)
             if lines:
                 await self.send_json({"type": "chat", "lines": lines})
         except BaseException:
@@ -129,14 +136,29 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
             await self.error("unavailable", _("The server cannot reach its database right now; nothing was "
                                               "changed. Try again in a moment."))
             return
-        await self.channel_layer.group_send(live.group(self.tournament_id), {"type": "tournament.chat", "line": line})
+        await self.channel_layer.group_send(live.group(self.tournament_id), {
+            "type": "tournament.chat", "line": line, "writer": self.player})
 
     async def error(self, code: str, message: Any) -> None:
         """An ``error`` to this socket only."""
         await self.send_json({"type": "error", "code": code, "message": str(message)})
 
+    async def read_blocks(self) -> None:
+        """Read whom this socket's player blocks (:func:`game.tournaments.chat.blocked`); a
+        database failure keeps the last reading."""
+        self.hidden_at = time.monotonic()
+        try:
+            self.hidden = await in_db_thread(chat.blocked)(self.player)
+        except DatabaseError as exc:
+            log.warning("tournaments: could not read the blocks of a chat reader: %s", exc)
+
     async def tournament_chat(self, event):
-        """``tournament.chat``: a new line of the tournament's chat, for every viewer."""
+        """``tournament.chat``: a new line of the tournament's chat, for every viewer but one who
+        blocks its writer."""
+        if self.player and time.monotonic() - self.hidden_at >= REREAD_S:
+            await self.read_blocks()
+        if event.get("writer") in self.hidden:
+            return
         await self.send_json({"type": "chat", "lines": [event["line"]]})
 
     async def tournament_standings(self, event):

@@ -112,7 +112,7 @@ def page(request, tournament_id: str):
         "is_creator": tournament.created_by == pid,
         # A rated event takes accounts only (arena.join): a guest is sent to sign in instead of a Join that fails.
         "guest_refused": tournament.rated and entry is None and not identity.account_name(request.session),
-        "chat": chat.history(tournament.id), "chat_max": game_chat.MAX_CHARS,
+        "chat": chat.history(tournament.id, chat.blocked(pid)), "chat_max": game_chat.MAX_CHARS,
         "config": {"id": tournament.id, "wsPath": f"/ws/tournament/{tournament.id}/", "you": you,
                    "secondsLeft": data["seconds_left"], "status": tournament.status},
     })

@@ -12,6 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 from checkers_site.asgi import application
+from game.models import Block
 from game.round import chat as game_chat
 from game.tournaments import arena, socket
 from game.tournaments.models import ChatLine
@@ -126,3 +127,25 @@ def test_a_socket_of_a_browser_that_logged_out_writes_nothing():
         await comm.disconnect()
 
     async_to_sync(scenario)()
+
+
+async def test_a_viewer_who_blocks_the_writer_does_not_receive_their_lines(alice, bob, carol):
+    tournament_id = await an_arena(alice, bob)
+    await sync_to_async(Block.objects.create)(blocker=carol.player_id, blocked=alice.player_id)
+    blocker, other = await opened(tournament_id, carol), await opened(tournament_id, bob)
+    for writer, text in ((alice, "from alice"), (bob, "from bob")):
+        comm = await opened(tournament_id, writer) if writer is alice else other
+        await comm.send_json_to({"type": "chat", "text": text})
+        if writer is alice:
+            assert (await comm.receive_json_from(timeout=5))["lines"][0]["text"] == "from alice"
+            await comm.disconnect()
+    assert [(await other.receive_json_from(timeout=5))["lines"][0]["text"] for _ in range(2)] == [
+        "from alice", "from bob"]
+    # the blocker's next line is bob's: alice's never came
+    assert (await blocker.receive_json_from(timeout=5))["lines"][0]["text"] == "from bob"
+    late = WebsocketCommunicator(application, f"/ws/tournament/{tournament_id}/", headers=carol.headers())
+    assert (await late.connect())[0]
+    assert (await late.receive_json_from(timeout=5))["type"] == "standings"
+    assert [line["text"] for line in (await late.receive_json_from(timeout=5))["lines"]] == ["from bob"]
+    for comm in (blocker, other, late):
+        await comm.disconnect()
