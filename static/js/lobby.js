@@ -4,11 +4,14 @@
 // .quick-seek[data-control] (one click seeks that control), #seek-rated and #seek-ballot (toggles the
 // browser remembers), #custom-seek (the dialog: #seek-pool, #play-online), #seek-cancel, #seek-status,
 // #seek-count; #seek-range shows a rated seek's rating and the range of ratings it accepts now (it
-// widens while the seek waits).
+// widens while the seek waits); #seek-view-list / #seek-view-chart show the seeks as a list or as
+// a chart (seekchart.js), the choice remembered by the browser.
 
 import { GameSocket, socketUrl } from './socket.js';
 import { fmt, gettext, ngettext } from './i18n.js';
 import { SeekList, rangeNote, rangeView } from './seeklist.js';
+import { SeekChart } from './seekchart.js';
+import { loadFlag, saveFlag } from './storage.js';
 
 const MESSAGES = {
   connecting: gettext('Connecting…'),
@@ -379,8 +382,33 @@ function seekList(root) {
       online: document.getElementById('online-count'),
       playing: document.getElementById('playing-count'),
     },
-    { labels, play: () => {} },
+    { labels, play: () => {}, chart: seekChart(labels) },
   );
+}
+
+/** The localStorage flag of the seeks' view: "1" the chart, else the list. */
+export const CHART_KEY = 'checkers.lobby.chart';
+
+/** The chart of the seeks, with its List / Chart buttons (the choice remembered by this browser). */
+function seekChart(labels) {
+  const svg = document.getElementById('seek-chart');
+  const view = document.getElementById('seek-chart-view');
+  const table = document.getElementById('seek-table-view');
+  if (!svg || !view || !table) return null;
+  const buttons = Array.from(document.querySelectorAll('.seek-view-button'));
+  const show = (chart) => {
+    view.hidden = !chart;
+    table.hidden = chart;
+    for (const button of buttons) button.setAttribute('aria-pressed', String((button.dataset.view === 'chart') === chart));
+  };
+  for (const button of buttons) {
+    button.addEventListener('click', () => {
+      show(button.dataset.view === 'chart');
+      saveFlag(CHART_KEY, button.dataset.view === 'chart');
+    });
+  }
+  show(loadFlag(CHART_KEY));
+  return new SeekChart({ wrap: document.getElementById('seek-chart-wrap'), svg }, { labels });
 }
 
 function boot() {

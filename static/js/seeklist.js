@@ -2,7 +2,8 @@
 // #playing-count) and, for a rated seek, how many others wait, how many are out of its range for now
 // and about when the range reaches the nearest. Fed by the lobby socket's `seeks` and `counters`
 // messages (docs/protocol.md, "Lobby socket"); a click on a row's button plays that seek at once
-// (`seek` with `accept`). Stable hooks for tests: #seek-list tbody tr[data-seek], .seek-play.
+// (`seek` with `accept`). The same seeks, when a SeekChart is given (seekchart.js), are drawn as its
+// dots, whose buttons call the same `play`. Stable hooks for tests: #seek-list tbody tr[data-seek], .seek-play.
 
 import { fmt, gettext, ngettext } from './i18n.js';
 
@@ -37,7 +38,7 @@ export function rangeView(mine, range, seeks) {
 export class SeekList {
   /**
    * @param {object} els  {table, body, empty, online, playing}
-   * @param {object} options  {labels: {control: words}, play(pool, seekId)}
+   * @param {object} options  {labels: {control: words}, play(pool, seekId), chart: a SeekChart or none}
    */
   constructor(els, options) {
     this.els = els;
@@ -45,6 +46,9 @@ export class SeekList {
     this.play = options.play;
     this.pools = {};
     this.mine = null; // this page's own seek id, shown without a button
+    // The chart's dots play a seek through this list's `play`, as its rows do (set later by the page).
+    this.chart = options.chart || null;
+    if (this.chart) this.chart.play = (pool, id) => this.play(pool, id);
   }
 
   onSeeks(msg) {
@@ -74,6 +78,7 @@ export class SeekList {
   setEnabled(enabled) {
     this.enabled = enabled;
     for (const button of this.els.body.querySelectorAll('.seek-play')) button.disabled = !enabled;
+    if (this.chart) this.chart.setEnabled(enabled);
   }
 
   row(pool, seek) {
@@ -113,13 +118,20 @@ export class SeekList {
 
   render() {
     const rows = [];
+    const entries = [];
     const order = Object.keys(this.labels);
     const pools = Object.keys(this.pools).sort(
       (a, b) => order.indexOf(controlOf(a)) - order.indexOf(controlOf(b)) || a.localeCompare(b));
-    for (const pool of pools) for (const seek of this.pools[pool]) rows.push(this.row(pool, seek));
+    for (const pool of pools) {
+      for (const seek of this.pools[pool]) {
+        rows.push(this.row(pool, seek));
+        entries.push({ pool, seek });
+      }
+    }
     this.els.body.replaceChildren(...rows);
     this.els.table.hidden = rows.length === 0;
     if (this.els.empty) this.els.empty.hidden = rows.length !== 0;
+    if (this.chart) this.chart.render(entries, this.mine);
   }
 }
 

@@ -1,6 +1,6 @@
 """The lobby you can see, in real browsers: a seek made with one click appears on another page, which
-plays it with one click; axe-core finds nothing on the home page with seeks listed and with the custom
-seek dialog open."""
+plays it with one click, from the list or from the chart's dot; axe-core finds nothing on the home page
+with seeks listed, charted (light and dark) and with the custom seek dialog open."""
 
 from __future__ import annotations
 
@@ -72,3 +72,48 @@ def test_a_rated_seeker_is_told_who_waits_out_of_range_and_when_the_range_reache
     assert note == ("3 other players waiting; 2 outside your range for now; "
                     "a player rated 1800 comes in range in about 8 s.")
     assert alone == "Nobody else is waiting for this game yet."
+
+
+def test_a_seek_is_a_dot_on_anothers_chart_which_plays_it_and_leaves_with_it(server, new_context):
+    carol = open_home(new_context(), server, "carol")
+    dave = open_home(new_context(), server, "dave")
+    dave.click("#seek-view-chart")
+    expect(dave.locator("#seek-view-chart")).to_have_attribute("aria-pressed", "true")
+    carol.check("#seek-ballot")
+    carol.click('.quick-seek[data-control="3+2"]')
+    dot = dave.get_by_role("button", name="carol, no rating, 3+2, casual, 3-move ballot")
+    expect(dot).to_be_visible()
+    expect(dave.locator("#seek-list")).to_be_hidden()
+    assert_clean(dave, "the home page with a seek on the chart (light)")
+    carol.click("#seek-cancel")  # the seek gone, its dot goes
+    expect(dot).to_have_count(0)
+    expect(dave.locator("#seek-chart-wrap")).to_be_hidden()
+    dave.reload()  # the choice of the chart is remembered
+    expect(dave.locator("#seek-view-chart")).to_have_attribute("aria-pressed", "true")
+    expect(dave.locator('.quick-seek[data-control="3+2"]')).to_be_enabled()
+    carol.click('.quick-seek[data-control="3+2"]')
+    dot.focus()
+    dot.press("Enter")
+    carol.wait_for_url(re.compile(r"/g/[a-z0-9]+/$"))
+    dave.wait_for_url(re.compile(r"/g/[a-z0-9]+/$"))
+    assert carol.url == dave.url
+    expect(dave.locator("#time-control")).to_contain_text("3+2")
+
+
+def test_the_seek_chart_has_no_axe_violations_in_the_dark(server, new_context):
+    page = new_context(color_scheme="dark").new_page()
+    page.goto(server.url + "/")
+    page.click("#seek-view-chart")
+    seeker = open_home(new_context(), server, "erin")
+    seeker.click('.quick-seek[data-control="10+0"]')
+    expect(page.locator('#seek-chart .seek-dot[role="button"]')).to_have_count(1)
+    assert_clean(page, "the home page with a seek on the chart (dark)")
+    # The columns go from the shortest game to the longest; the rating axis takes in every seek.
+    columns, wide, narrow = page.evaluate("""async () => {
+        const m = await import('/static/js/seekchart.js');
+        const labels = {untimed: 'Untimed', '1d': '1 day', '10+0': '10+0', '3+2': '3+2', '5+0': '5+0', '1+0': '1+0'};
+        return [m.columnsOf(labels), m.ratingAxis([950, 2310]), m.ratingAxis([])];
+    }""")
+    assert columns == ["1+0", "3+2", "5+0", "10+0", "1d", "untimed"]
+    assert wide == {"low": 900, "high": 2400, "step": 200}
+    assert narrow == {"low": 1200, "high": 1800, "step": 100}
