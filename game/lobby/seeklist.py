@@ -98,14 +98,18 @@ async def read_counters() -> dict:
     return {"type": "counters", "online": len(on_home | seated), "playing": games}
 
 
-async def _shared(name: str, ttl_s: float, read) -> dict:
-    """``await read()``, reused by this process's sockets (its event loop) for ``ttl_s`` seconds."""
+async def _shared(name: str, ttl_s: float, read, fresh_after: float = 0.0) -> dict:
+    """``await read()``, reused by this process's sockets (its event loop) for ``ttl_s`` seconds, and
+    only when that read began at or after ``fresh_after`` (``time.monotonic()``)."""
     loop = asyncio.get_running_loop()
-    state = _shared_reads.setdefault(loop, {}).setdefault(name, {"at": 0.0, "value": None, "lock": asyncio.Lock()})
+    state = _shared_reads.setdefault(loop, {}).setdefault(
+        name, {"at": 0.0, "started": 0.0, "value": None, "lock": asyncio.Lock()})
     async with state["lock"]:
-        if state["value"] is None or time.monotonic() - state["at"] > ttl_s:
+        if (state["value"] is None or time.monotonic() - state["at"] > ttl_s
+                or state["started"] < fresh_after):
+            started = time.monotonic()
             state["value"] = await read()
-            state["at"] = time.monotonic()
+            state["at"], state["started"] = time.monotonic(), started
         return dict(state["value"])
 
 
@@ -115,10 +119,12 @@ async def counters() -> dict:
     return await _shared("counters", COUNTERS_TTL_S, read_counters)
 
 
-async def everything() -> list[dict]:
+async def everything(joined_at: float = 0.0) -> list[dict]:
     """The messages a watching page is sent on ``watch`` and every 10 s: ``seeks`` of every pool of
     :data:`game.lobby.pairing.POOLS` (read at most once every :data:`LISTS_TTL_S` seconds by this
     process, so its sockets' refreshes cost one pipelined read, not one each), then ``counters``.
-    Raises :class:`game.lobby.pools.MatchmakingUnavailable`."""
-    every = await _shared("lists", LISTS_TTL_S, lambda: lists(POOLS))
+    ``joined_at`` (``time.monotonic()``): when the socket joined :data:`SEEKS_GROUP`; a read begun
+    before it is not reused, since a seek :func:`push`-ed between that read and the join would reach
+    the page only at its next refresh.  Raises :class:`game.lobby.pools.MatchmakingUnavailable`."""
+    every = await _shared("lists", LISTS_TTL_S, lambda: lists(POOLS), fresh_after=joined_at)
     return [{"type": "seeks", "pools": every}, await counters()]

@@ -113,6 +113,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
     language: str | None = None
     #: The page shows the seeks and counters (it sent ``watch``): they are sent with the counts.
     watching = False
+    watching_since = 0.0   # time.monotonic() when this socket joined the seek list's group
 
     async def connect(self):
         self.guard = Guard(RATE_LIMIT)
@@ -231,6 +232,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
         elif isinstance(message, WatchSeeks) and not self.watching:
             self.watching = True
             await self.join(seeklist.SEEKS_GROUP)
+            self.watching_since = time.monotonic()
             await self.send_counts()
 
     async def start_seeking(self, message: SeekGame) -> None:
@@ -303,7 +305,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                 await self.send_json({"type": "pool", "pool": pool, "waiting": waiting})
             if self.watching:
                 await seeklist.mark_online(self.player_id or "")
-                for news in await seeklist.everything():
+                for news in await seeklist.everything(self.watching_since):
                     await self.send_json(news)
         except MatchmakingUnavailable as exc:
             log.warning("lobby: matchmaking unavailable: %s", exc)

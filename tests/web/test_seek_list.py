@@ -74,6 +74,22 @@ async def test_a_watching_page_sees_each_seek_without_its_player_id_and_sees_it_
         await comm.disconnect()
 
 
+async def test_a_page_that_starts_watching_just_after_a_seek_was_pushed_is_sent_that_seek():
+    """The seek lists read for one page are reused by the next pages of the process for a while, but a
+    page that joined after a seek was pushed must not be sent a list read before that seek."""
+    alice, bob, carol = make_browser("alice"), make_browser("bob"), make_browser("carol")
+    first, seeker = await open_lobby(bob), await open_lobby(alice)
+    seeks, _counters = await watch(first)       # the process reads every list now
+    assert seeks["pools"]["5+3"] == []
+    mine = await seeking(seeker, pool="5+3", name="alice")
+    await seeks_of(first, "5+3", 1)              # the seek has been pushed to the watching pages
+    late = await open_lobby(carol)
+    seeks, _counters = await watch(late)         # within LISTS_TTL_S of the first read
+    assert [s["id"] for s in seeks["pools"]["5+3"]] == [mine["seek"]]
+    for comm in (first, seeker, late):
+        await comm.disconnect()
+
+
 async def test_clicking_a_seek_plays_it_at_once_and_both_pages_go_to_one_game(pools):  # noqa: F811
     alice, bob = make_browser("alice"), make_browser("bob")
     a, b = await open_lobby(alice), await open_lobby(bob)
