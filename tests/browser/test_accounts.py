@@ -80,6 +80,7 @@ def test_a_guest_signs_up_mid_game_keeps_the_seat_and_a_second_browser_is_the_se
         ready(page, 5)
 
     # Logged out, the phone is a guest again: a spectator of the game.
+    phone.locator("#account-summary").click()                      # the account menu
     phone.locator("#logout-button").click()
     expect(phone.locator("#login-link")).to_be_visible()
     phone.goto(url)

@@ -70,7 +70,7 @@ def test_sign_up_keeps_the_guest_seats_and_plays_under_the_username():
     page = client.get(f"/g/{game.id}/")
     assert page.context["seat"] is not None                             # still the seat
     home = client.get("/").content.decode()
-    assert 'href="/@/Ann_42" class="account-name" id="account-name"' in home and 'title="Your profile">Ann_42<' in home
+    assert 'id="account-name">Ann_42<' in home and 'href="/@/Ann_42" class="account-profile"' in home
     own = client.get("/@/Ann_42").content.decode()       # the own profile leads to the account's settings
     assert 'href="/accounts/password/change/" id="account-settings-link"' in own
     assert 'id="account-settings-link"' not in Client().get("/@/Ann_42").content.decode()
