@@ -66,6 +66,7 @@ function isSitePath(url) {
 
 class People {
   constructor(inbox, form) {
+    this.open = false; // the socket is open (onState)
     this.inbox = inbox;
     this.form = form;
     this.status = document.getElementById('challenge-status');
@@ -96,10 +97,18 @@ class People {
     if (form) form.addEventListener('submit', (event) => { event.preventDefault(); this.send(); });
   }
 
-  /** The Send button works only while the socket is open (a click before would be lost). */
+  /** The buttons that send on the socket (Send, Accept, Decline, Cancel, Follow) work only while it
+   * is open: a click while it connects or reconnects would be lost. */
   onState(state) {
-    const button = document.getElementById('challenge-send');
-    if (button) button.disabled = state !== 'open';
+    this.open = state === 'open';
+    for (const button of document.querySelectorAll('.needs-socket')) button.disabled = !this.open;
+  }
+
+  /** `button` marked as sending on the socket, enabled only while it is open (see onState). */
+  needsSocket(button) {
+    button.classList.add('needs-socket');
+    button.disabled = !this.open;
+    return button;
   }
 
   say(text) {
@@ -155,7 +164,7 @@ class People {
     cancel.type = 'button';
     cancel.className = 'button challenge-cancel';
     cancel.textContent = gettext('Cancel');
-    cancel.addEventListener('click', () => this.socket.send({ type: 'cancel', id: c.id }));
+    this.needsSocket(cancel).addEventListener('click', () => this.socket.send({ type: 'cancel', id: c.id }));
     li.append(text, cancel);
     this.mine.append(li);
     this.expire(li, c);
@@ -234,7 +243,7 @@ class People {
     accept.type = 'button';
     accept.className = 'button primary challenge-accept';
     accept.textContent = gettext('Accept');
-    accept.addEventListener('click', () => this.socket.send({ type: 'accept', id: c.id }));
+    this.needsSocket(accept).addEventListener('click', () => this.socket.send({ type: 'accept', id: c.id }));
     const reason = document.createElement('select');
     reason.className = 'challenge-reason';
     reason.setAttribute('aria-label', gettext('Reason for declining'));
@@ -243,7 +252,7 @@ class People {
     decline.type = 'button';
     decline.className = 'button challenge-decline';
     decline.textContent = gettext('Decline');
-    decline.addEventListener('click', () => this.socket.send({ type: 'decline', id: c.id, reason: reason.value }));
+    this.needsSocket(decline).addEventListener('click', () => this.socket.send({ type: 'decline', id: c.id, reason: reason.value }));
     card.append(text, accept, reason, decline);
     (this.mine || this.inbox).append(card);
     this.showMine();
