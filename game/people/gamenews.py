@@ -6,7 +6,7 @@ each game's own events.
 looks at the events only (no query) and returns at once; when they change what the players' pages
 show it hands :func:`plan` (the reads and writes, in a database thread) and the sending to a task:
 
-- a move or a takeback in a correspondence or untimed game, a game started (its ``seats`` event), a
+- a move or a takeback in a correspondence game, a game started (its ``seats`` event), a
   game ended (a move or an update that ends it), a rematch started: each seated account's count of
   games waiting for its move (the badge) is read again and sent;
 - a move in a correspondence game: the player now to move gets a ``turn`` notification (one unread
@@ -18,9 +18,10 @@ show it hands :func:`plan` (the reads and writes, in a database thread) and the 
 entered (and not withdrawn) gets a ``tournament`` notification.
 
 Each seated account's pages get at most one group message per publication (``people.notify``:
-:func:`game.people.notices.message`).  Moves of live timed games change nothing here until the
-game ends: such a game changes the count every few seconds while its players are on its page, and
-a count query for each of its moves would double the database work of the move path; the people
+:func:`game.people.notices.message`).  Moves of games played live (timed, or untimed) change nothing
+here until the game ends: such a game changes the count every few seconds while its players are on
+its page, and a count query for each of its moves doubled the Daphne CPU of a move (1.3-1.5 ms
+against 2.8-3.2 ms a move, ``bench/load.py`` on untimed games, docs/performance/11-one-round.md); the people
 socket reads the count again every :data:`game.people.socket.TURNS_EVERY_S` seconds for them.
 """
 
@@ -84,7 +85,7 @@ def changes(events: Sequence[Event]) -> Changes | None:
         active = state["status"] == "active"
         if kind in ("move", "takeback"):
             days = _days(state)
-            counts = counts or not active or days is not None or state.get("clock") is None
+            counts = counts or not active or days is not None
             if kind == "move" and active and days is not None:
                 turn = state["turn"]
         elif kind == "seats":
