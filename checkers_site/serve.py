@@ -17,7 +17,9 @@ six differences:
   then the connection is closed.
 - The access log (one line a request or websocket step, on standard output) shows each path once
   and at most :data:`checkers_site.handshakes.MAX_LOGGED` characters of it, control characters
-  escaped: a client cannot write 16 KiB into the log with each request, or forge a line.
+  escaped: a client cannot write 16 KiB into the log with each request, or forge a line.  With
+  ``LOG_FORMAT=json`` (production's default) each line is one JSON object as the site's own log
+  lines are (:class:`SiteAccessLog`).
 - Python's garbage collector is tuned once the site is loaded, before the first connection
   (:mod:`checkers_site.ops.collector`: what the start made is frozen, and collections are rarer).
 - A game page's keep-alive ping is answered by the transport itself, once the socket's consumer
@@ -44,11 +46,13 @@ from daphne.cli import CommandLineInterface
 from daphne.http_protocol import WebRequest
 from daphne.server import Server
 from daphne.ws_protocol import WebSocketProtocol
+from django.conf import settings
 from twisted.internet import reactor
 from twisted.web.http import HTTPChannel, _GenericHTTPChannelProtocol
 
 from checkers_site.handshakes import MAX_LOGGED
 from checkers_site.keepalive import EXTENSION, PONG, Keepalive
+from checkers_site.ops import logs
 
 logger = logging.getLogger(__name__)
 
@@ -245,13 +249,38 @@ def logged_path(path: Any) -> str:
     return shown + ("…" if len(text) > MAX_LOGGED else "")
 
 
+#: The message of each access line in the JSON format, by Daphne's (protocol, action).
+ACCESS_MESSAGES = {("http", "complete"): "request served", ("websocket", "connecting"): "websocket connecting",
+                   ("websocket", "connected"): "websocket connected", ("websocket", "rejected"): "websocket rejected",
+                   ("websocket", "disconnected"): "websocket disconnected"}
+
+
 class SiteAccessLog(AccessLogGenerator):
-    """Daphne's access log, showing each path through :func:`logged_path`."""
+    """Daphne's access log on its stream (standard output, or ``--access-log``).  As text, Daphne's
+    line with each path through :func:`logged_path`.  With ``json_lines``, one object a line in the
+    site's JSON format (:class:`checkers_site.ops.logs.JsonFormatter`, logger ``checkers_site.access``,
+    level ``INFO``): the message (:data:`ACCESS_MESSAGES`), ``client`` (``address:port``), ``path``
+    (cut as the site's lines cut it) and, for a request, ``method``, ``status``, ``bytes`` and
+    ``duration_ms``."""
+
+    def __init__(self, stream: Any, json_lines: bool = False) -> None:
+        super().__init__(stream)
+        self.formatter = logs.JsonFormatter() if json_lines else None
 
     def __call__(self, protocol: str, action: str, details: dict[str, Any]) -> None:
-        if "path" in details:
-            details = {**details, "path": logged_path(details["path"])}
-        super().__call__(protocol, action, details)
+        if self.formatter is None:
+            if "path" in details:
+                details = {**details, "path": logged_path(details["path"])}
+            super().__call__(protocol, action, details)
+            return
+        message = ACCESS_MESSAGES.get((protocol, action))
+        if message is None:
+            return
+        fields = {"client": details.get("client"), "path": str(details.get("path", ""))}
+        if protocol == "http":
+            fields.update(method=details.get("method"), status=details.get("status"), bytes=details.get("size"),
+                          duration_ms=round(float(details.get("time_taken") or 0) * 1000, 1))
+        self.stream.write(self.formatter.format(logs.access_record(message, **fields)) + "\n")
 
 
 _keepalives: Any = None
@@ -274,7 +303,9 @@ class SiteServer(Server):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         logger = kwargs.get("action_logger")
         if logger is not None and type(logger) is AccessLogGenerator:
-            kwargs["action_logger"] = SiteAccessLog(cast(Any, logger).stream)
+            # The application, loaded before the server is made, has set the site's settings up.
+            kwargs["action_logger"] = SiteAccessLog(cast(Any, logger).stream,
+                                                    json_lines=getattr(settings, "LOG_FORMAT", "text") == "json")
         super().__init__(*args, **kwargs)
 
     def run(self) -> None:
@@ -294,8 +325,6 @@ class SiteServer(Server):
         self.ws_factory.setProtocolOptions(failByDrop=False)
         self.http_factory.protocol = site_http_channel
         # The site is loaded: what it made is frozen, and the collector runs less often.
-        from django.conf import settings
-
         from checkers_site.ops import collector
         collector.tune(settings.GC_THRESHOLDS, settings.GC_FREEZE)
 

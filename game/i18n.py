@@ -1,4 +1,5 @@
-"""Languages at the edges: the human texts of refusals, and the language of a socket.
+"""Languages at the edges: the human texts of refusals, the language of a socket, and the scripts'
+catalog.
 
 A page request gets its language from Django's ``LocaleMiddleware`` (the language picker's
 cookie, else the browser's ``Accept-Language``).  A websocket has no request: each socket reads
@@ -9,17 +10,31 @@ The actions that refuse (``ActionError``) run in the database threads, where no 
 active, so their messages are lazy (``gettext_lazy``, interpolated by :func:`lazy_text`): they
 become words only when the socket or the view that sends them turns them into text.  Error codes
 never change; only the human ``message`` is translated.
+
+The scripts' texts come from Django's JavaScript catalog at ``jsi18n/<language>/<version>/``
+(:class:`ScriptCatalog`): the page names its language and the version of the compiled catalogs
+(:func:`catalog_version`), so a browser keeps it for a year and a release with other texts names
+another address.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+import django
+from django.apps import apps
 from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse
+from django.urls import reverse
 from django.utils import translation
+from django.utils.cache import patch_cache_control
 from django.utils.functional import Promise, lazy
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
+from django.views.i18n import JavaScriptCatalog
 
 from game import rules
 from game.clock import TimeControl, TimeControlError
@@ -166,3 +181,56 @@ def level_name(number: int, english: str) -> str:
 #: out by Django itself.
 MAKEMESSAGES_IGNORE = ["-i", "tests", "-i", "bench", "-i", "scripts", "-i", "staticfiles", "-i", "var",
                        "--add-location", "file"]
+
+
+# --- the scripts' catalog ----------------------------------------------------------------------
+
+#: Seconds a browser keeps a catalog whose address names the current version: a year.
+CATALOG_MAX_AGE_S = 365 * 86400
+
+
+@functools.cache
+def catalog_version() -> str:
+    """12 hex digits that change whenever the scripts' catalog may: a hash of every compiled
+    ``djangojs`` catalog the site reads (the game app's ``locale/`` and ``LOCALE_PATHS``) and of
+    Django's version (the catalog's plural and format code).  Read once per process."""
+    digest = hashlib.sha256(django.get_version().encode())
+    folders = [Path(apps.get_app_config("game").path) / "locale", *(Path(p) for p in settings.LOCALE_PATHS)]
+    for folder in folders:
+        for compiled in sorted(folder.glob("*/LC_MESSAGES/djangojs.mo")):
+            digest.update(str(compiled.relative_to(folder)).encode())
+            digest.update(compiled.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+class ScriptCatalog(JavaScriptCatalog):
+    """Django's JavaScript catalog of the game app in the language its address names
+    (``jsi18n/<language>/<version>/``; 404 for a language the site does not offer).  When the
+    version is :func:`catalog_version` the answer is cached for a year, ``immutable``; any other
+    version (a page of the release before, during a restart) gets today's catalog, revalidated
+    each time (``no-cache``)."""
+
+    packages = ["game"]
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        language, version = kwargs.pop("language"), kwargs.pop("version")
+        if language not in dict(settings.LANGUAGES):
+            raise Http404("no such language")
+        with translation.override(language):
+            response = super().get(request, *args, **kwargs)
+        if version == catalog_version():
+            patch_cache_control(response, public=True, max_age=CATALOG_MAX_AGE_S, immutable=True)
+        else:
+            patch_cache_control(response, no_cache=True)
+        return response
+
+
+def catalog_path(language: str | None = None) -> str:
+    """The address of the scripts' catalog in ``language`` (None: the active one, or
+    ``LANGUAGE_CODE``) at today's version."""
+    chosen = language or translation.get_language() or settings.LANGUAGE_CODE
+    try:
+        chosen = translation.get_supported_language_variant(chosen)
+    except LookupError:
+        chosen = settings.LANGUAGE_CODE
+    return reverse("javascript-catalog", kwargs={"language": chosen, "version": catalog_version()})

@@ -9,7 +9,13 @@ own, so the context of one never reaches another's lines; tasks and threads
 started while serving one inherit it.
 
 ``LOG_FORMAT`` picks the formatter: ``json`` (default without
-``DJANGO_DEBUG``) or ``text`` (default with it).
+``DJANGO_DEBUG``) or ``text`` (default with it).  Daphne's access log takes
+the same format (``checkers_site.serve``, :func:`access_record`).
+
+A request naming a host the site does not serve (``DJANGO_ALLOWED_HOSTS``) is
+the client's doing: Django logs it as an error with a traceback, which error
+reports (Sentry) would count as the site's; here it is one warning line
+(:class:`ClientHostWarning`).
 """
 
 from __future__ import annotations
@@ -97,6 +103,32 @@ class ContextFilter(logging.Filter):
         return True
 
 
+class ClientHostWarning(logging.Filter):
+    """Filter of the ``django.security.DisallowedHost`` logger: the line about a ``Host`` header
+    the site does not serve (a scanner, an address typed by hand, a forged header) becomes a
+    ``WARNING`` without a traceback.  It runs before any handler, so an error report (Sentry's
+    handler takes ``ERROR`` lines) never sees it as an error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
+        record.exc_info = record.exc_text = None
+        return True
+
+
+#: The logger name of Daphne's access lines in the JSON format.
+ACCESS_LOGGER = "checkers_site.access"
+
+
+def access_record(message: str, **fields: Any) -> logging.LogRecord:
+    """An ``INFO`` line of :data:`ACCESS_LOGGER` saying ``message`` with ``fields`` (the request's
+    ``path`` cut as :func:`cut` cuts it), for a formatter to write."""
+    record = logging.LogRecord(ACCESS_LOGGER, logging.INFO, __file__, 0, message, None, None)
+    if isinstance(fields.get("path"), str):
+        fields["path"] = cut(fields["path"])
+    record.__dict__.update(fields)
+    return record
+
+
 class JsonFormatter(_JsonFormatter):
     """One JSON object a line: ``time`` (UTC, ISO 8601), ``level``, ``logger``, ``message``, the
     context and any ``extra`` fields, and ``exc_info`` for a traceback.  Django's ``request``
@@ -128,11 +160,12 @@ class TextFormatter(logging.Formatter):
 
 def logging_config(fmt: str, level: str) -> dict[str, Any]:
     """The ``LOGGING`` setting: one console handler with the context filter and the ``json`` or
-    ``text`` formatter."""
+    ``text`` formatter; a disallowed ``Host`` logged as a warning (:class:`ClientHostWarning`)."""
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"context": {"()": "checkers_site.ops.logs.ContextFilter"}},
+        "filters": {"context": {"()": "checkers_site.ops.logs.ContextFilter"},
+                    "client_host": {"()": "checkers_site.ops.logs.ClientHostWarning"}},
         "formatters": {
             "json": {"()": "checkers_site.ops.logs.JsonFormatter"},
             "text": {"()": "checkers_site.ops.logs.TextFormatter"},
@@ -140,5 +173,6 @@ def logging_config(fmt: str, level: str) -> dict[str, Any]:
         "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["context"],
                                  "formatter": "json" if fmt == "json" else "text"}},
         "root": {"handlers": ["console"], "level": level},
-        "loggers": {"django": {"level": "WARNING"}, "daphne": {"level": "WARNING"}},
+        "loggers": {"django": {"level": "WARNING"}, "daphne": {"level": "WARNING"},
+                    "django.security.DisallowedHost": {"filters": ["client_host"]}},
     }

@@ -37,6 +37,9 @@ bound once, incremented where the thing happens.
 ``checkers_db_pool_requests_waiting``            requests waiting for a pooled connection
 ``checkers_db_pool_requests_total`` ...          connections lent, queued, failed (this process)
 ``checkers_db_pool_sampled{stat}``               multiprocess mode: the same, sampled, summed
+``checkers_http_request_seconds{view,method,``   each page or JSON request Django answered: the time
+``status}``                                      from the first middleware to its response (a streamed
+                                                 one's start); ``_count`` is the rate by view and status
 ===============================================  ================================================
 
 ``/metrics`` (:func:`view`) answers only when ``METRICS_ENABLED`` (default on),
@@ -79,6 +82,7 @@ LATENCY_BUCKETS = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 ENGINE_WAIT_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 GC_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
+HTTP_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 moves_accepted = Counter("checkers_moves_accepted", "Moves played from a game socket and stored.")
 moves_refused = Counter("checkers_moves_refused", "Moves refused, by error code.", ["code"])
@@ -122,6 +126,15 @@ engine_busy = Counter("checkers_engine_busy", "Engine searches refused: every wo
 db_pool_gauge = Gauge("checkers_db_pool_sampled", "PostgreSQL connection pool, sampled per process.",
                       ["stat"], multiprocess_mode="livesum") if MULTIPROC_DIR else None
 
+http_seconds = Histogram("checkers_http_request_seconds", "Requests Django answered, by view (the URL pattern's "
+                         "name), method and status: seconds to the response.", ["view", "method", "status"],
+                         buckets=HTTP_BUCKETS)
+
+#: The ``view`` of a request no URL pattern matched (a 404, or answered by a middleware first).
+UNRESOLVED = "unresolved"
+#: The methods shown as they are; any other is shown as ``other`` (a client cannot add labels).
+HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
 #: Seconds between two samples of a process's database pool in multiprocess mode.
 DB_POOL_SAMPLE_S = 5.0
 
@@ -149,6 +162,16 @@ def claim_outcome(outcome: str) -> None:
     if counter is None:
         counter = _claims[outcome] = claims.labels(outcome)
     counter.inc()
+
+
+def request_served(request: HttpRequest, status: int, seconds: float) -> None:
+    """``request`` was answered with ``status`` after ``seconds``: one observation of
+    ``checkers_http_request_seconds`` labelled with its view's name (:data:`UNRESOLVED` when no
+    pattern matched), its method (``other`` beyond :data:`HTTP_METHODS`) and the status."""
+    match = getattr(request, "resolver_match", None)
+    view = match.view_name if match is not None else UNRESOLVED
+    method = request.method if request.method is not None and request.method in HTTP_METHODS else "other"
+    http_seconds.labels(view, method, str(status)).observe(seconds)
 
 
 class EngineObserver:

@@ -1,4 +1,4 @@
-// The texts the scripts show, in the page's language: Django's JavaScript catalog (/jsi18n/,
+// The texts the scripts show, in the page's language: Django's JavaScript catalog (/jsi18n/<language>/<version>/,
 // loaded by base.html as a classic script before the modules) defines a global `django` with
 // gettext, ngettext and interpolate. Without it (a test page, the catalog failing to load) the
 // English text is shown. Strings are found by `manage.py makemessages -d djangojs`

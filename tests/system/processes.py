@@ -122,12 +122,13 @@ NGINX_CONF = ROOT / "deploy" / "nginx" / "checkers.conf"
 
 
 def render_nginx_conf(text: str, *, port: int, backends: list[int], prefix: Path, static_root: Path,
-                      routing: bool = True) -> str:
+                      routing: bool = True, server_names: str = "127.0.0.1 localhost") -> str:
     """The production nginx configuration (``deploy/nginx/checkers.conf``) with this machine's
     places in it: ``backends`` as the upstream's servers (with the parameters of the file's first
-    server line), ``127.0.0.1:port`` as the listen address, ``static_root`` as the static files,
-    the pid, logs and temporary files under ``prefix``, one worker run as this user; and each response
-    names its backend in ``X-Upstream``.  Without ``routing`` the upstream takes turns (round robin)
+    server line), ``127.0.0.1:port`` as the listen address (of the site and of the default server
+    that drops any other host), ``server_names`` as the site's host names, ``static_root`` as the
+    static files, the pid, logs and temporary files under ``prefix``, one worker run as this user;
+    and each response names its backend in ``X-Upstream``.  Without ``routing`` the upstream takes turns (round robin)
     instead of sending a game's sockets to one process: for tests that need a game's sockets on
     several processes, as happens when a process leaves.  Everything else (timeouts, limits,
     locations) is the file's.  Raises ValueError when a line to replace is not found exactly once."""
@@ -153,8 +154,10 @@ def render_nginx_conf(text: str, *, port: int, backends: list[int], prefix: Path
     temp = "".join(f"    {kind}_temp_path {prefix}/{kind};\n"
                    for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
     replace(r"^http \{\n", "http {\n" + temp)
+    replace(r"^( *)listen 80 default_server;", f"        listen 127.0.0.1:{port} default_server;")
     replace(r"^( *)listen 80;", f"        listen 127.0.0.1:{port};\n"
             "        add_header X-Upstream $upstream_addr always;")
+    replace(r"^( *)server_name checkers\.example;", f"        server_name {server_names};")
     replace(r"^( *)alias /srv/checkers/staticfiles/;", f"            alias {static_root}/;")
     if not routing:
         replace(r"^ *hash \$checkers_route consistent;\n", "")
@@ -164,14 +167,15 @@ def render_nginx_conf(text: str, *, port: int, backends: list[int], prefix: Path
 class Nginx(Process):
     """nginx with the repository's production configuration (``deploy/nginx/checkers.conf``, see
     :func:`render_nginx_conf`) in front of ``backends`` (Daphne ports), serving the collected
-    static files from ``static_root`` (default: ``static`` beside the log); each response names
-    its backend in ``X-Upstream``."""
+    static files from ``static_root`` (default: ``static`` beside the log) to requests for
+    ``server_names``; each response names its backend in ``X-Upstream``."""
 
     def __init__(self, log_path: Path, backends: list[int], static_root: Path | None = None,
-                 nofile: int | None = None, routing: bool = True):
+                 nofile: int | None = None, routing: bool = True, server_names: str = "127.0.0.1 localhost"):
         super().__init__(log_path, nofile=nofile)
         self.backends = backends
         self.routing = routing
+        self.server_names = server_names
         self.static_root = static_root or log_path.parent / "static"
         self.conf = log_path.parent / "nginx.conf"
 
@@ -179,7 +183,8 @@ class Nginx(Process):
         prefix = self.log_path.parent
         self.conf.write_text(render_nginx_conf(NGINX_CONF.read_text(), port=self.port,
                                                backends=self.backends, prefix=prefix,
-                                               static_root=self.static_root, routing=self.routing))
+                                               static_root=self.static_root, routing=self.routing,
+                                               server_names=self.server_names))
         return ["nginx", "-c", str(self.conf), "-p", str(prefix), "-g", "daemon off;"]
 
 

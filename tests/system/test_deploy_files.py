@@ -1,12 +1,15 @@
-"""The deploy files run the site: the systemd units' commands serve it and keep it tidy, and the
-repository's nginx sends pages compressed with the site's security headers and static files as
-their precompressed Brotli or gzip copies."""
+"""The deploy files run the site: the systemd units' commands serve it and keep it tidy, with the
+metrics folder the Daphne processes share; the repository's nginx sends pages compressed with the
+site's security headers, static files as their precompressed Brotli or gzip copies (the hashed
+ones cached a year), and drops requests for a host the site does not serve."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -53,6 +56,14 @@ def test_units_hang_together():
     daphne, target = unit("checkers@.service"), unit("checkers.target")
     assert daphne["Install"]["WantedBy"] == "checkers.target"
     assert daphne["Unit"]["PartOf"] == "checkers.target"
+    # The metrics folder: made by its own unit before any process starts, emptied only when all restart.
+    metrics = unit("checkers-metrics.service")
+    assert daphne["Unit"]["Requires"] == "checkers-metrics.service"
+    assert "checkers-metrics.service" in daphne["Unit"]["After"].split()
+    assert metrics["Unit"]["PartOf"] == "checkers.target"
+    assert (metrics["Service"]["Type"], metrics["Service"]["RemainAfterExit"]) == ("oneshot", "yes")
+    assert metrics["Service"]["User"] == daphne["Service"]["User"]
+    assert daphne["Service"]["Environment"] == f"PROMETHEUS_MULTIPROC_DIR=/run/{metrics['Service']['RuntimeDirectory']}"
     assert daphne["Service"]["WorkingDirectory"] == APP
     assert daphne["Service"]["Restart"] == "always"
     assert "-b 127.0.0.1 -p %i" in daphne["Service"]["ExecStart"]
@@ -75,7 +86,7 @@ def test_units_hang_together():
 def test_systemd_accepts_the_units(tmp_path):
     for path in UNITS.glob("checkers*"):
         shutil.copy(path, tmp_path)
-    names = ["checkers@8001.service", "checkers.target", "checkers-housekeeping.service",
+    names = ["checkers@8001.service", "checkers.target", "checkers-metrics.service", "checkers-housekeeping.service",
              "checkers-housekeeping.timer", "checkers-arenas.service", "checkers-arenas.timer"]
     result = subprocess.run(["systemd-analyze", "verify", "--man=no", *names], cwd=tmp_path,
                             capture_output=True, text=True, timeout=60)
@@ -93,17 +104,27 @@ class UnitDaphne(Process):
 
 
 def test_the_daphne_unit_serves_the_site_and_housekeeping_runs(tmp_path):
+    """The unit's command, in the unit's environment with its metrics folder here (as
+    checkers-metrics.service makes it): the site answers, and its metrics are written there."""
     redis = RedisServer(tmp_path / "redis.log")
     redis.start()
+    folder = tmp_path / "metrics"
+    folder.mkdir()
     try:
         with server_database(tmp_path) as database_url:
             env = site_env(database_url, redis.url, tmp_path / "static")
-            daphne = UnitDaphne(tmp_path / "daphne.log", env)
+            name, _, value = unit("checkers@.service")["Service"]["Environment"].partition("=")
+            daphne = UnitDaphne(tmp_path / "daphne.log", {**env, name: value.replace("/run/checkers-metrics",
+                                                                                     str(folder))})
             daphne.start()
             try:
                 status, headers, _ = get(f"http://127.0.0.1:{daphne.port}/")
                 assert status == 200
                 assert "script-src 'self'" in headers["Content-Security-Policy"]
+                status, _, body = get(f"http://127.0.0.1:{daphne.port}/metrics")
+                assert status == 200
+                assert re.search(rb'^checkers_http_request_seconds_count\{[^}]*view="home"[^}]*\} 1\.0$', body, re.M)
+                assert any(folder.glob("histogram_*.db")), sorted(p.name for p in folder.iterdir())
             finally:
                 daphne.stop()
             housekeeping = command(unit("checkers-housekeeping.service")["Service"]["ExecStart"])
@@ -149,3 +170,22 @@ def test_the_front_compresses_pages_and_serves_precompressed_static_files(tmp_pa
             assert (status, headers.get("Content-Encoding")) == (200, encoding), (accepted, headers)
         status, headers, plain = get(base + script[1])
         assert status == 200 and "Content-Encoding" not in headers and b"start" in plain
+        # Hashed names never change: kept a year; the unhashed originals are asked for again.
+        assert headers["Cache-Control"] == "public, max-age=31536000, immutable"
+        status, headers, _ = get(f"{base}/static/js/home.js")
+        assert status == 200 and headers["Cache-Control"] == "no-cache"
+        # A host the site does not serve: the connection is closed without an answer.
+        assert raw_answer(site["nginx"].port, "scanner.example") == b""
+        assert raw_answer(site["nginx"].port, "localhost").startswith(b"HTTP/1.1 200 OK")
+
+
+def raw_answer(port: int, host: str) -> bytes:
+    """All that nginx on ``port`` answers to ``GET /healthz`` for ``host`` before it closes (or
+    resets) the connection."""
+    chunks = []
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
+    return b"".join(chunks)

@@ -3,7 +3,8 @@ logs.
 
 Twisted closed the connection without a word on a request line over 16 KiB; it is answered 414
 with a text body (a header line over it: 431; a request line that is no request: 400, also with a
-body).  A long path is shown once a log line, cut (the access log, Django's 404 line).
+body).  A long path is shown once a log line, cut (the access log, Django's 404 line), and every
+line is one JSON object of the site's format.
 """
 
 from __future__ import annotations
@@ -94,25 +95,36 @@ def test_the_site_still_answers_after_them(daphne):
     assert status == "HTTP/1.1 200 OK"
 
 
-def test_a_long_path_is_logged_cut(daphne):
+def test_a_long_path_is_logged_cut_and_every_line_is_the_sites_json(daphne):
     """Each line about the request shows the path cut to 200 characters: the access line once, and
-    Django's 404 line in its message and its ``path`` field (it was all of it, twice)."""
+    Django's 404 line in its message and its ``path`` field (it was all of it, twice).  Every line
+    the process writes, its access lines (requests and websocket steps) as the site's own, is one
+    JSON object of the site's format."""
     marker = "zq" + "x" * 3000
     status, _, _ = status_and_body(exchange(daphne.port, f"GET /{marker} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                                                          "Connection: close\r\n\r\n".encode()))
     assert status == "HTTP/1.1 404 Not Found"
+    exchange(daphne.port, b"GET /ws/game/nosuchgame1/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\n"
+                          b"Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+                          b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
     daphne.stop()               # its output is all written
     try:
-        lines = [line for line in daphne.log_path.read_text().splitlines() if "zq" in line]
+        every = [json.loads(line) for line in daphne.log_path.read_text().splitlines()]   # each one, or this fails
     finally:
         daphne.start()
-    assert lines, "the request left no log line"
-    for line in lines:
-        assert "x" * MAX_LOGGED not in line, line[:300]
-    access = [line for line in lines if '"GET /zq' in line]
-    assert len(access) == 1 and " 404 " in access[0], access
-    assert access[0].count("zq") == 1
-    (django,) = [json.loads(line) for line in lines if line.startswith("{")]
+    assert all({"time", "level", "logger", "message"} <= r.keys() for r in every)
+    records = [r for r in every if "zq" in json.dumps(r)]
+    assert records, "the request left no log line"
+    for record in records:
+        assert "x" * MAX_LOGGED not in json.dumps(record), json.dumps(record)[:300]
+    (access,) = [r for r in records if r["logger"] == "checkers_site.access"]
+    assert (access["method"], access["status"], access["message"]) == ("GET", 404, "request served")
+    assert access["path"] == "/" + marker[:MAX_LOGGED - 1] + "…" and access["duration_ms"] >= 0
+    assert json.dumps(access).count("zq") == 1
+    (django,) = [r for r in records if r["logger"] == "django.request"]
     assert django["status_code"] == 404
     assert django["path"] == "/" + marker[:MAX_LOGGED - 1] + "…"
     assert django["message"] == "Not Found: " + django["path"]
+    steps = {r["message"] for r in every if r["logger"] == "checkers_site.access"
+             and r["path"] == "/ws/game/nosuchgame1/"}
+    assert "websocket connecting" in steps, steps

@@ -1,5 +1,6 @@
 """The hub on a real Redis Cluster (three masters, three replicas): sharded pub/sub per game, one
-pub/sub connection per shard, and a killed master's games subscribed again on its replica."""
+pub/sub connection per shard, and a killed master's games subscribed again on its replica, their
+clocks paused for the outage and no other shard's."""
 
 from __future__ import annotations
 
@@ -10,12 +11,17 @@ import uuid
 
 import pytest
 import redis
+from channels.db import database_sync_to_async
 from django.conf import settings
+from django.utils import timezone
 
-from game.round import fanout
+from game.clock import Clock, elapsed_ms, paused_ms
+from game.models import DeliveryOutage, Game
+from game.round import fanout, outages
 from game.round.events import AudienceEvent, publications
 from game.round.fanout import transport as fanout_transport
-from tests.cluster_support import Cluster
+from tests.cluster_support import NODE_TIMEOUT_MS, Cluster
+from tests.web.test_outages import timed_game
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -57,6 +63,18 @@ def games_on_each_shard(cluster: Cluster, per_shard: int = 1) -> dict[int, list[
     found: dict[int, list[str]] = {}
     while len(found) < 3 or any(len(g) < per_shard for g in found.values()):
         game_id = uuid.uuid4().hex[:12]
+        port = cluster.master_of(fanout.channel(game_id)).port
+        if len(found.setdefault(port, [])) < per_shard:
+            found[port].append(game_id)
+    return found
+
+
+def timed_games_on_each_shard(cluster: Cluster, black: str, white: str, per_shard: int) -> dict[int, list[str]]:
+    """Games in play on a one-minute clock, Black to move and thinking for 10 s, whose channels fall
+    on each master (by port), ``per_shard`` of each."""
+    found: dict[int, list[str]] = {}
+    while len(found) < 3 or any(len(g) < per_shard for g in found.values()):
+        game_id = timed_game(black, white, thinking_s=10).id
         port = cluster.master_of(fanout.channel(game_id)).port
         if len(found.setdefault(port, [])) < per_shard:
             found[port].append(game_id)
@@ -108,11 +126,15 @@ async def test_each_game_is_read_on_its_shard_and_only_while_it_has_sockets(hub,
     await hub.close()
 
 
-async def test_a_killed_masters_games_are_subscribed_again_on_its_replica_and_resynced(hub, redis_cluster):
+async def test_a_killed_masters_games_are_subscribed_again_on_its_replica_resynced_and_their_clocks_paused(
+        hub, redis_cluster, alice, bob):
     """SIGKILL the master of one game's shard: its replica takes over, the hub's line of that shard
     connects to it and subscribes its games again (their sockets are told the link went down, then
-    get a fresh snapshot); the other shards' games are not disturbed, and events flow again."""
-    by_shard = games_on_each_shard(redis_cluster, per_shard=2)
+    get a fresh snapshot); the other shards' games are not disturbed, and events flow again.  The
+    clocks of that shard's games are not charged for the outage, here and in every other process;
+    the other shards' games' clocks are charged for all of their turn."""
+    by_shard = await database_sync_to_async(timed_games_on_each_shard)(redis_cluster, alice.player_id,
+                                                                        bob.player_id, 2)
     pages = {g: Page() for ids in by_shard.values() for g in ids}
     for game_id, page in pages.items():
         await hub.join(game_id, page)
@@ -139,6 +161,43 @@ async def test_a_killed_masters_games_are_subscribed_again_on_its_replica_and_re
     assert await until(lambda: versions(pages[victims[0]]) == [5, 6])
     assert all(versions(pages[g]) == [] for g in others)
     await hub.close()
+    await assert_clocks_paused_for(victims, others)
+
+
+async def assert_clocks_paused_for(victims: list[str], others: list[str]) -> None:
+    """The one outage window of this process touches ``victims`` only, as kept here and as stored for
+    the other processes; each victim's turn is charged all but the window, which lasted at least the
+    cluster's node timeout (the replica is promoted after it); each of ``others`` is charged all."""
+    def stored() -> list[tuple[set[str], bool]]:
+        return [(set(games.split()), ended is not None)
+                for games, ended in DeliveryOutage.objects.values_list("games", "ended_at")]
+
+    assert await until_async(lambda: database_sync_to_async(stored)(), [(set(victims), True)])
+    elsewhere = outages.Tracker()     # another server process, reading the stored windows
+    await database_sync_to_async(elsewhere.read_others)()
+    now = timezone.now()
+    for game_id in victims + others:
+        game = await database_sync_to_async(Game.objects.get)(pk=game_id)
+        pauses = outages.tracker.pauses(game_id, game.turn_started_at, read=False)
+        assert elsewhere.pauses(game_id, game.turn_started_at, read=False) == pauses
+        elapsed = elapsed_ms(game.turn_started_at, now)
+        charged = Clock.of(game, pauses).spent_ms(now)
+        if game_id in victims:
+            assert len(pauses) == 1 and pauses[0][1] is not None
+            assert paused_ms(pauses, game.turn_started_at, now) >= NODE_TIMEOUT_MS
+            assert charged == elapsed - paused_ms(pauses, game.turn_started_at, now)
+        else:
+            assert pauses == () and charged == elapsed >= 10_000
+
+
+async def until_async(read, expected, timeout: float = 10.0) -> bool:
+    """Whether ``await read()`` gives ``expected`` within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while await read() != expected:
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
 
 
 async def test_a_join_waits_for_its_games_shard_subscription(hub, shared_cluster):

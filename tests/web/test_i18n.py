@@ -133,14 +133,30 @@ def test_language_picker_switches_and_remembers_the_language():
 
 
 @pytest.mark.django_db
-def test_javascript_catalog_is_an_external_script_in_the_pages_language():
+def test_javascript_catalog_is_an_external_script_in_the_pages_language_cached_a_year():
+    """The page names its language and the catalogs' version in the catalog's address; that address
+    is kept by browsers for a year, immutable, whatever language the browser asks for."""
     page = Client().get("/", HTTP_ACCEPT_LANGUAGE="es").content.decode()
-    assert '<script src="/jsi18n/"></script>' in page
-    catalog_js = Client().get("/jsi18n/", HTTP_ACCEPT_LANGUAGE="es")
+    version = i18n.catalog_version()
+    assert re.fullmatch(r"[0-9a-f]{12}", version)
+    assert f'<script src="/jsi18n/es/{version}/"></script>' in page
+    catalog_js = Client().get(f"/jsi18n/es/{version}/", HTTP_ACCEPT_LANGUAGE="fr")
     assert catalog_js.status_code == 200 and "javascript" in catalog_js["Content-Type"]
+    assert set(catalog_js["Cache-Control"].split(", ")) == {"public", "max-age=31536000", "immutable"}
     text = catalog_js.content.decode()
     assert "Turno de las negras" in text and "Te toca" in text
-    assert "Au tour des noirs" in Client().get("/jsi18n/", HTTP_ACCEPT_LANGUAGE="fr").content.decode()
+    assert "Au tour des noirs" in Client().get(f"/jsi18n/fr/{version}/").content.decode()
+    assert f'<script src="/jsi18n/en/{version}/"></script>' in Client().get("/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_catalog_of_another_version_is_todays_and_not_kept():
+    """A page of the release before (during a restart) gets today's catalog, asked for again next
+    time; a language the site does not offer is a 404."""
+    old = Client().get("/jsi18n/es/000000000000/")
+    assert old.status_code == 200 and old["Cache-Control"] == "no-cache"
+    assert "Turno de las negras" in old.content.decode()
+    assert Client().get(f"/jsi18n/de/{i18n.catalog_version()}/").status_code == 404
 
 
 @pytest.mark.django_db
