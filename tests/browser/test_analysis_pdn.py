@@ -88,17 +88,41 @@ def test_a_bare_list_of_moves_loads_too_and_a_bad_record_is_refused_where_it_was
 
 
 def test_a_stored_games_link_opens_at_its_ply_and_stepping_keeps_the_game_in_the_address(server, new_context):
+    """The link's ply, then "next" clicked before the server has answered for that ply: the board
+    goes to the next ply and stays there once that first answer comes (it used to put the game's
+    last position under the page's "ply 3"); the address follows, and a reload brings it back."""
     t = start(server, new_context, spectator=False)
     play(t, OPENING)
     fens = [p.fen() for p in Game.from_moves(OPENING).positions]
     page = new_context().new_page()
+    held = []  # the first position request, answered only once "next" has been answered
+
+    def hold_first(route):
+        if held:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route(re.compile(r"/analysis/position\?"), hold_first)
     page.goto(f"{server.url}/analysis?game={t.game_id}&ply=2")
     body = page.locator("body")
     expect(body).to_have_attribute("data-game-ply", "2")
     expect(body).to_have_attribute("data-fen", fens[2])
+    for _ in range(500):  # the first position request reaches the route right after the game's
+        if held:
+            break
+        page.wait_for_timeout(20)
+    assert held
     page.click("#replay-next")
+    expect(body).to_have_attribute("data-valid", "1")
     expect(body).to_have_attribute("data-fen", fens[3])
+    held[0].continue_()
+    page.evaluate("() => window.analysis.started")  # the page's start has finished
+    expect(body).to_have_attribute("data-fen", fens[3])
+    expect(body).to_have_attribute("data-game-ply", "3")
     expect(page).to_have_url(re.compile(rf"/analysis\?game={t.game_id}&ply=3$"))
+    page.unroute(re.compile(r"/analysis/position\?"))
     page.reload()  # the address brings back the same ply of the same game
     expect(body).to_have_attribute("data-game-ply", "3")
+    expect(body).to_have_attribute("data-fen", fens[3])
     expect(page.locator("#move-list button.ply")).to_have_text(OPENING)

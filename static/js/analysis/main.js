@@ -124,7 +124,11 @@ function wirePanel(ctrl) {
 async function start(ctrl, config) {
   const params = new URLSearchParams(window.location.search); // before the address is rewritten
   const ply = /^\d{1,4}$/.test(params.get('ply') || '') ? Number(params.get('ply')) : null;
-  if (config.game && (await ctrl.loader.load(config.game, ply))) return;
+  if (config.game) {
+    const shown = await ctrl.loader.load(config.game, ply);
+    // Found: on the board, or already stepped through by the player before its first answer came.
+    if (shown || ctrl.game) return;
+  }
   await ctrl.show(config.fen);
   if (!config.error) return;
   // Why the page's ?fen= or ?game= was not used: shown next to its box (a refused FEN quoted
@@ -152,9 +156,9 @@ function boot() {
   view = new AnalysisView(boardEl, ctrl);
   wirePanel(ctrl);
   view.render();
-  start(ctrl, config);
-  // For debugging in the console and for browser tests.
-  window.analysis = { ctrl, board: view.board, view };
+  const started = start(ctrl, config);
+  // For debugging in the console and for browser tests (`started`: the page has set itself up).
+  window.analysis = { ctrl, board: view.board, view, started };
 }
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);
