@@ -22,5 +22,7 @@ class PeopleConfig(AppConfig):
         signals.events_published.connect(gamenews.on_events_published, dispatch_uid="people-game-news")
         # The players of a tournament are told when it starts (the bell).
         tournament_signals.started.connect(gamenews.on_tournament_started, dispatch_uid="people-tournament-started")
+        # ... and a few minutes before it starts, once.
+        tournament_signals.starting_soon.connect(gamenews.on_tournament_soon, dispatch_uid="people-tournament-soon")
         # A deleted account's blocks, follows, notifications and card go; its reports stay, re-pointed.
         deletion.account_deleting.connect(leaving.forget, dispatch_uid="people-account-deleting")
