@@ -9,7 +9,9 @@ handed to a player id of its own (:func:`game.players.deleted_id`) under the nam
 mails, ratings and rating history are deleted with the user (the :class:`~game.models.Account`
 and allauth's email addresses go with it, by cascade).  Every pending proposal of its games (a
 rematch, a draw, a takeback, its own or its opponent's) lapses with the hand-over, and its seeks in
-the lobby are withdrawn (:data:`account_deleted`, which the lobby hears).
+the lobby are withdrawn (:data:`account_deleted`, which the lobby hears).  What the rooms above
+keep of it (its blocks, follows, notifications, challenges, reports) is removed or re-pointed in
+the same transaction (:data:`account_deleting`, which the people's rooms hear).
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ log = logging.getLogger(__name__)
 #: An account was deleted (``player_id``: its player id, sent after the deletion committed): the
 #: lobby withdraws its seeks (:func:`game.lobby.groups.on_account_deleted`).
 account_deleted = Signal()
+#: An account is being deleted (``player_id``: its player id; ``deleted_id``: the player id its
+#: seats now hold), sent inside the deletion's transaction: the people's rooms remove or re-point
+#: what they keep of it (:func:`game.people.leaving.forget`).  A receiver that raises undoes the
+#: deletion.
+account_deleting = Signal()
 
 #: The name a deleted account's seats are shown under (stored as it is, in every game).
 DELETED_NAME = "deleted player"
@@ -80,6 +87,7 @@ def delete_account(user: Any) -> list[str]:
                 continue
             if progress.events:
                 moved.append(game_id)   # its seats event goes out once this commits
+        account_deleting.send(sender=delete_account, player_id=player, deleted_id=deleted)
         user.delete()
     account_deleted.send(sender=delete_account, player_id=player)
     return moved

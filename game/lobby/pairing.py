@@ -130,8 +130,9 @@ class Seek:
     when the seek enters the pool; older seeks are paired first.
     ``rating``: in a rated pool, the seeker's rating in the pool's category when the seek was
     made (rounded Glicko points, 1500 without a rating yet); None in a casual pool.
-    ``avoid``: the player ids the seeker blocks (:class:`game.models.Block`, at most 500): the
-    seek never meets a seek of theirs, nor they it (:func:`avoids`, checked both ways).
+    ``avoid``: the player ids the seeker blocks (:class:`game.models.Block`, at most 500), then
+    those who block the seeker (at most 500 more): the seek never meets a seek of theirs, nor they
+    it (:func:`avoids`, checked both ways), and the seek list does not show it to them.
     """
 
     id: str

@@ -7,8 +7,9 @@ Django's own ``get_user`` does (the session's user id, backend and password hash
 the user's :class:`game.models.Account` and its :class:`game.models.Rating` in the pool's
 category; it runs in a database thread (:func:`game.sockets.in_db_thread`).  A casual seek plays
 under the seat's name rules (:func:`game.accounts.identity.seat_name`).  :func:`new_seek` makes
-either from the socket's ``seek`` message, with the players its player blocks (``avoid``: the
-pools never pair them, docs/people.md "Blocks").
+either from the socket's ``seek`` message, with the players its player blocks or is blocked by
+(``avoid``: the pools never pair them, and the seek list does not show the seek to them,
+docs/people.md "Blocks"); :func:`hidden_from` is the same set for a page that watches the list.
 """
 
 from __future__ import annotations
@@ -79,13 +80,27 @@ def rated_seeker(session: Any, category: str) -> RatedSeeker:
 
 #: Blocks a seek carries at most (as many as one account may make: game.people.blocks.MAX_BLOCKS).
 AVOID_MAX = 500
+#: Players who block the seeker that a seek carries at most, after its own blocks.
+BLOCKED_BY_MAX = 500
 
 
-def avoided(player_id: str) -> tuple[str, ...]:
-    """The player ids ``player_id`` blocks (:class:`game.models.Block`), at most :data:`AVOID_MAX`
-    (one indexed query; a guest blocks nobody)."""
-    return tuple(Block.objects.filter(blocker=player_id).order_by("blocked")
-                 .values_list("blocked", flat=True)[:AVOID_MAX])
+def avoided(player_id: str, blocked_by_max: int | None = BLOCKED_BY_MAX) -> tuple[str, ...]:
+    """The player ids ``player_id`` blocks (:class:`game.models.Block`, at most :data:`AVOID_MAX`),
+    then those who block it (at most ``blocked_by_max``; None: all), each once: two indexed
+    queries, nothing for a guest.  Every block is carried by its blocker's seeks, whatever the
+    cap on the blockers, so the pools' claim always sees it."""
+    blocks = list(Block.objects.filter(blocker=player_id).order_by("blocked")
+                  .values_list("blocked", flat=True)[:AVOID_MAX])
+    blockers = list(Block.objects.filter(blocked=player_id).order_by("blocker")
+                    .values_list("blocker", flat=True)[:blocked_by_max])
+    return tuple(dict.fromkeys(blocks + blockers))
+
+
+def hidden_from(player_id: str) -> frozenset[str]:
+    """The players whose seeks a page of ``player_id`` is not shown: those it blocks or is blocked
+    by (:func:`avoided`, all of them).  Only accounts block and are blocked: a guest's page need not
+    ask (:func:`game.sessions.signed_in`)."""
+    return frozenset(avoided(player_id, blocked_by_max=None))
 
 
 async def new_seek(session: Any, message: SeekGame, player_id: str, remembered: str | None,

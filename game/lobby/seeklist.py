@@ -7,6 +7,13 @@ and one group message every 0.25 s per process), and all of them with the counte
 (the seeks of a dead process expire silently).  Only what a page shows leaves the server: the seek's
 id (to play it), name, rating and how long it has waited; never a player id or a channel name.
 
+Blocks hide seeks both ways (docs/people.md, "Blocks"): a page does not see the seek of a player
+its player blocks or is blocked by.  The group message names the player of each seek whose player
+blocks or is blocked by anyone (``owners``: its ``Seek.avoid`` is not empty), and each watching
+socket leaves out the seeks of the players in its own set (:func:`visible`), read when it starts
+watching; the page gets neither.  With no such seek in a message, which is the common case, a
+socket forwards the seeks as they came.
+
 The counters: games in play (:func:`game.round.reads.seated_in_play`: any activity in the last 15
 minutes, correspondence within its days) and players online, the people seated in those games and
 those with a home page open (each lobby socket marks its player in a Redis sorted set every 10 s,
@@ -54,18 +61,39 @@ def public(seek: Seek, now_us: int) -> dict:
             "waited_ms": max(0, (now_us - seek.since) // 1000)}
 
 
-async def lists(pool_ids) -> dict[str, list[dict]]:
-    """The visible seeks of each of ``pool_ids``: ``{pool id: [public seek, ...]}``, oldest first, at
-    most :data:`LIST_LIMIT` each, in one round trip.  Raises
+async def lists(pool_ids) -> dict:
+    """The visible seeks of each of ``pool_ids``, oldest first, at most :data:`LIST_LIMIT` each, in
+    one round trip: ``{"pools": {pool id: [public seek, ...]}}``, with ``"owners": {seek id: player
+    id}`` for the seeks whose player blocks or is blocked by anyone (none: no ``owners``), for the
+    sockets' :func:`visible`, never for a page.  Raises
     :class:`game.lobby.pools.MatchmakingUnavailable`."""
     read = await pools.from_settings().listing(pool_ids, LIST_LIMIT)
-    return {pool: [public(seek, now_us) for seek in seeks] for pool, (now_us, seeks) in read.items()}
+    listed: dict = {"pools": {pool: [public(seek, now_us) for seek in seeks] for pool, (now_us, seeks) in read.items()}}
+    owners = {seek.id: seek.player for _now, seeks in read.values() for seek in seeks if seek.avoid}
+    if owners:
+        listed["owners"] = owners
+    return listed
+
+
+def visible(listed: dict, hidden: frozenset[str]) -> dict:
+    """The ``seeks`` message for a page whose player blocks or is blocked by the players ``hidden``
+    (player ids), from ``listed`` (:func:`lists`): ``{"type": "seeks", "pools": {pool id: [public
+    seek]}}`` without the seeks of those players, and without ``owners``.  Every pool of ``listed``
+    stays (a pool left empty tells the page that its seeks are gone)."""
+    owners = listed.get("owners")
+    if owners and hidden:
+        gone = {seek for seek, player in owners.items() if player in hidden}
+        if gone:
+            return {"type": "seeks", "pools": {pool: [s for s in seeks if s["id"] not in gone]
+                                               for pool, seeks in listed["pools"].items()}}
+    return {"type": "seeks", "pools": listed["pools"]}
 
 
 async def push(pool: str) -> None:
-    """Send the seeks of ``pool`` to every socket of :data:`SEEKS_GROUP` (``lobby.seeks``).  Raises
-    :class:`game.lobby.pools.MatchmakingUnavailable` and the channel layer's errors."""
-    await layer().group_send(SEEKS_GROUP, {"type": "lobby.seeks", "pools": await lists([pool])})
+    """Send the seeks of ``pool`` (:func:`lists`) to every socket of :data:`SEEKS_GROUP`
+    (``lobby.seeks``).  Raises :class:`game.lobby.pools.MatchmakingUnavailable` and the channel
+    layer's errors."""
+    await layer().group_send(SEEKS_GROUP, {"type": "lobby.seeks", **await lists([pool])})
 
 
 def _online_key() -> str:
@@ -119,12 +147,13 @@ async def counters() -> dict:
     return await _shared("counters", COUNTERS_TTL_S, read_counters)
 
 
-async def everything(joined_at: float = 0.0) -> list[dict]:
+async def everything(joined_at: float = 0.0, hidden: frozenset[str] = frozenset()) -> list[dict]:
     """The messages a watching page is sent on ``watch`` and every 10 s: ``seeks`` of every pool of
     :data:`game.lobby.pairing.POOLS` (read at most once every :data:`LISTS_TTL_S` seconds by this
-    process, so its sockets' refreshes cost one pipelined read, not one each), then ``counters``.
+    process, so its sockets' refreshes cost one pipelined read, not one each), without the seeks of
+    the players ``hidden`` (:func:`visible`), then ``counters``.
     ``joined_at`` (``time.monotonic()``): when the socket joined :data:`SEEKS_GROUP`; a read begun
     before it is not reused, since a seek :func:`push`-ed between that read and the join would reach
     the page only at its next refresh.  Raises :class:`game.lobby.pools.MatchmakingUnavailable`."""
     every = await _shared("lists", LISTS_TTL_S, lambda: lists(POOLS), fresh_after=joined_at)
-    return [{"type": "seeks", "pools": every}, await counters()]
+    return [visible(every, hidden), await counters()]

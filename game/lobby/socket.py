@@ -114,6 +114,9 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
     #: The page shows the seeks and counters (it sent ``watch``): they are sent with the counts.
     watching = False
     watching_since = 0.0   # time.monotonic() when this socket joined the seek list's group
+    #: The players whose seeks this page is not shown: those its player blocks or is blocked by
+    #: (:func:`game.lobby.seekers.hidden_from`), read when it starts watching.
+    hidden: frozenset[str] = frozenset()
 
     async def connect(self):
         self.guard = Guard(RATE_LIMIT)
@@ -231,6 +234,8 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             await self.cancel_seek()
         elif isinstance(message, WatchSeeks) and not self.watching:
             self.watching = True
+            if self.player_id and sessions.signed_in(self.scope.get("session")):   # a guest blocks nobody
+                self.hidden = await in_db_thread(seekers.hidden_from)(self.player_id)
             await self.join(seeklist.SEEKS_GROUP)
             self.watching_since = time.monotonic()
             await self.send_counts()
@@ -305,7 +310,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                 await self.send_json({"type": "pool", "pool": pool, "waiting": waiting})
             if self.watching:
                 await seeklist.mark_online(self.player_id or "")
-                for news in await seeklist.everything(self.watching_since):
+                for news in await seeklist.everything(self.watching_since, self.hidden):
                     await self.send_json(news)
         except MatchmakingUnavailable as exc:
             log.warning("lobby: matchmaking unavailable: %s", exc)
@@ -444,9 +449,11 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                                                        "created; please try again.")))
 
     async def lobby_seeks(self, message):
-        """Group message ``lobby.seeks`` (``pools``: ``{pool id: [seek]}``): forward the seeks that changed."""
+        """Group message ``lobby.seeks`` (``pools``: ``{pool id: [seek]}``, ``owners`` if any,
+        :func:`game.lobby.seeklist.lists`): forward the seeks that changed, but those of the players
+        this page does not see (:func:`game.lobby.seeklist.visible`)."""
         with contextlib.suppress(Exception):  # a home page that closed as they went out
-            await self.send_json({"type": "seeks", "pools": message["pools"]})
+            await self.send_json(seeklist.visible(message, self.hidden))
 
     async def lobby_count(self, message):
         """Group message ``lobby.count`` (``pool``, ``waiting``): forward the pool's count (not to a

@@ -11,8 +11,9 @@ class PeopleConfig(AppConfig):
     verbose_name = "People"
 
     def ready(self) -> None:
-        # Imported once the apps are loaded (tv and gamenews read the models).
-        from game.people import gamenews, tv
+        # Imported once the apps are loaded (tv, gamenews and leaving read the models).
+        from game.accounts import deletion
+        from game.people import gamenews, leaving, tv
         from game.round import signals
         from game.tournaments import signals as tournament_signals
         # TV forgets the channels' choice when a game shown there ends (docs/people.md, "TV").
@@ -21,3 +22,7 @@ class PeopleConfig(AppConfig):
         signals.events_published.connect(gamenews.on_events_published, dispatch_uid="people-game-news")
         # The players of a tournament are told when it starts (the bell).
         tournament_signals.started.connect(gamenews.on_tournament_started, dispatch_uid="people-tournament-started")
+        # ... and a few minutes before it starts, once.
+        tournament_signals.starting_soon.connect(gamenews.on_tournament_soon, dispatch_uid="people-tournament-soon")
+        # A deleted account's blocks, follows, notifications and card go; its reports stay, re-pointed.
+        deletion.account_deleting.connect(leaving.forget, dispatch_uid="people-account-deleting")

@@ -135,8 +135,13 @@ def is_online(player_id: str) -> bool:
 
 def seen(player_id: str) -> None:
     """Record that a page of ``player_id`` opened or closed now (the profile's "last seen"): one
-    write per people socket opened or closed.  Synchronous (the database)."""
-    Card.objects.update_or_create(player_id=player_id, defaults={"last_seen": timezone.now()})
+    write per people socket opened or closed.  A player without a card gets one only while it is
+    an account (the pages of an account deleted meanwhile close after its card went).
+    Synchronous (the database)."""
+    now = timezone.now()
+    if not Card.objects.filter(player_id=player_id).update(last_seen=now) and \
+            Account.objects.filter(player_id=player_id).exists():
+        Card.objects.get_or_create(player_id=player_id, defaults={"last_seen": now})
 
 
 def counts(player_id: str) -> tuple[int, int]:

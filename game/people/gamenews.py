@@ -15,7 +15,9 @@ show it hands :func:`plan` (the reads and writes, in a database thread) and the 
   the game open (:func:`game.round.presence.offline_s`).
 
 :func:`on_tournament_started` receives :data:`game.tournaments.signals.started`: every account
-entered (and not withdrawn) gets a ``tournament`` notification.
+entered (and not withdrawn) gets a ``tournament`` notification; :func:`on_tournament_soon`
+receives :data:`game.tournaments.signals.starting_soon` a few minutes before: each of them gets a
+``tournament_soon`` notification, once (a second run of the job tells nobody again).
 
 Each seated account's pages get at most one group message per publication (``people.notify``:
 :func:`game.people.notices.message`).  Moves of games played live (timed, or untimed) change nothing
@@ -35,11 +37,13 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.db import transaction
 from django.urls import reverse
 
 from game.clock import TimeControl, TimeControlError
 from game.models import Account, Game
 from game.people import notices
+from game.people.models import Notification
 from game.profiles import reads as profile_reads
 from game.round import presence
 from game.round.events import Event, GameEvent
@@ -170,15 +174,35 @@ async def send(messages: list[tuple[str, dict[str, Any]]]) -> None:
         await layer.group_send(notices.player_group(player), message)
 
 
+def _tell_entrants(tournament: Tournament, kind: str, detail: str = "", once: bool = False) -> None:
+    """A ``kind`` notification about ``tournament`` to every account entered and not withdrawn,
+    sent to their pages; with ``once``, not to those who have one of that kind about it already,
+    under the tournament's row lock (so two runs at once tell each player once)."""
+    url = reverse("tournament", kwargs={"tournament_id": tournament.id})
+    messages = []
+    with transaction.atomic():
+        if once:
+            Tournament.objects.select_for_update().filter(pk=tournament.id).first()
+        players = list(Entry.objects.filter(tournament_id=tournament.id, withdrawn=False)
+                       .values_list("player_id", flat=True))
+        accounts = Account.objects.filter(player_id__in=players).values_list("player_id", flat=True)
+        if once:
+            accounts = accounts.exclude(player_id__in=Notification.objects.filter(
+                player__in=players, kind=kind, url=url).values("player"))
+        for player in accounts:
+            notice, unread = notices.add_counted(player, kind, tournament.name, url, detail=detail)
+            messages.append((player, notices.message(notice=notice, unread_count=unread)))
+    async_to_sync(send)(messages)
+
+
 def on_tournament_started(sender: Any, tournament: Tournament, **kwargs: Any) -> None:
     """:data:`game.tournaments.signals.started` receiver (in the job that started it): a
     ``tournament`` notification to every account entered and not withdrawn, sent to their pages."""
-    players = list(Entry.objects.filter(tournament_id=tournament.id, withdrawn=False)
-                   .values_list("player_id", flat=True))
-    accounts = Account.objects.filter(player_id__in=players).values_list("player_id", flat=True)
-    url = reverse("tournament", kwargs={"tournament_id": tournament.id})
-    messages = []
-    for player in accounts:
-        notice, unread = notices.add_counted(player, "tournament", tournament.name, url)
-        messages.append((player, notices.message(notice=notice, unread_count=unread)))
-    async_to_sync(send)(messages)
+    _tell_entrants(tournament, "tournament")
+
+
+def on_tournament_soon(sender: Any, tournament: Tournament, minutes: int, **kwargs: Any) -> None:
+    """:data:`game.tournaments.signals.starting_soon` receiver (in the job that runs ``minutes``
+    before the start): a ``tournament_soon`` notification to every account entered and not
+    withdrawn that has none about this tournament yet, sent to their pages."""
+    _tell_entrants(tournament, "tournament_soon", detail=str(minutes), once=True)

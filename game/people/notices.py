@@ -4,7 +4,8 @@ A notification is stored here (:func:`add`) and sent live to every page of its p
 people socket (:mod:`game.people.socket`, group message ``people.notify``: :func:`message`).
 Kinds (:data:`KINDS`): your move in a correspondence game (one unread line per game, renewed at each
 move of the opponent), a challenge received, your challenge accepted or declined, a rematch
-proposed while you were away from the game's page, a tournament you joined started.  A player keeps
+proposed while you were away from the game's page, a tournament you joined starts in a few minutes,
+and started.  A player keeps
 at most :data:`KEPT` of them (older ones are deleted as new ones come); the bell lists the newest
 :data:`LISTED`.  Texts are made in the page's language when sent (:func:`public`).
 """
@@ -26,7 +27,7 @@ KEPT = 100
 LISTED = 30
 
 #: The text of each kind of notification, with ``%(actor)s`` (a player's or a tournament's name)
-#: and ``%(detail)s`` (a decline's reason, in words).
+#: and ``%(detail)s`` (a decline's reason, in words; the minutes before a tournament's start).
 KINDS = {
     "turn": _("Your move against %(actor)s (correspondence game)."),
     "challenge": _("%(actor)s challenges you."),
@@ -34,6 +35,7 @@ KINDS = {
     "challenge_declined": _("%(actor)s declined your challenge: %(detail)s"),
     "rematch": _("%(actor)s proposes a rematch."),
     "tournament": _("%(actor)s has started: your first game is coming."),
+    "tournament_soon": _("%(actor)s starts in %(detail)s minutes."),
 }
 
 #: The kinds of which a player has at most one unread notification per game (renewed instead).

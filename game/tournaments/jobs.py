@@ -5,6 +5,8 @@
   or :func:`game.tournaments.swiss.record` in a round event) and the free players paired at once.
 - :func:`tick`: one job per arena, on RQ's scheduler from its start to its end every
   :data:`TICK_S` seconds: the start, the pairing of whoever waits, the end (the standings frozen).
+- :func:`starting_soon`: one job per tournament, on RQ's scheduler :data:`SOON_MINUTES` minutes
+  before its start: its players are told (:data:`game.tournaments.signals.starting_soon`).
 - :func:`pair_arena` takes a lock in Redis, so that ticks and game ends on several workers never
   pair a player twice; :func:`pair_round` does the same for a Swiss event's or round robin's
   next round (:mod:`game.tournaments.swiss`), started once every game of the last is scored.
@@ -42,6 +44,9 @@ TICK_S = 5
 HEARTBEAT_S = 6 * TICK_S
 #: Seconds a pairing may hold its tournament's lock in Redis (it takes well under one).
 PAIRING_LOCK_S = 30
+#: Minutes before its start that a tournament's players are told it starts soon (more than one: the
+#: notice's words are plural).
+SOON_MINUTES = 5
 
 
 def _queue():
@@ -238,16 +243,42 @@ def tick_job_id(tournament_id: str, due: datetime) -> str:
     return f"arena-tick-{tournament_id}-{int(due.timestamp())}"
 
 
+def soon_job_id(tournament_id: str, starts_at: datetime) -> str:
+    """The RQ job id of a tournament's :func:`starting_soon` for a start at ``starts_at``: put on
+    the scheduler twice, it runs once."""
+    return f"tournament-soon-{tournament_id}-{int(starts_at.timestamp())}"
+
+
 def schedule_tick(tournament: Tournament) -> bool:
-    """Put the arena's first tick on RQ's scheduler at its start.  Returns False, logged, when
-    Redis refused it: the arena stands, and :func:`revive_ticks` puts its tick there later."""
+    """Put the tournament's first tick on RQ's scheduler at its start, and :func:`starting_soon`
+    :data:`SOON_MINUTES` minutes before it when that is still to come (a tournament made closer to
+    its start has none).  Returns False, logged, when Redis refused them: the tournament stands,
+    and :func:`revive_ticks` puts them there later."""
+    soon = tournament.starts_at - timedelta(minutes=SOON_MINUTES)
     try:
         _queue().enqueue_at(tournament.starts_at, tick, tournament.id,
                             job_id=tick_job_id(tournament.id, tournament.starts_at), result_ttl=0)
+        if soon > timezone.now():
+            _queue().enqueue_at(soon, starting_soon, tournament.id,
+                                job_id=soon_job_id(tournament.id, tournament.starts_at), result_ttl=0)
     except RedisError as exc:
         log.warning("tournaments: the first tick of %s could not be scheduled: %s", tournament.id, exc)
         return False
     return True
+
+
+def starting_soon(tournament_id: str) -> None:
+    """The job run :data:`SOON_MINUTES` minutes before a tournament's start: if it is still to
+    start, :data:`game.tournaments.signals.starting_soon` tells its players (the bell, in
+    :mod:`game.people.gamenews`, which tells each player once however often this runs)."""
+    tournament = Tournament.objects.filter(pk=tournament_id, status=Tournament.Status.CREATED).first()
+    if tournament is None or tournament.starts_at <= timezone.now():
+        return
+    for receiver, result in signals.starting_soon.send_robust(sender=Tournament, tournament=tournament,
+                                                              minutes=SOON_MINUTES):
+        if isinstance(result, Exception):
+            log.error("tournaments: a receiver of the coming start of %s failed: %r (%s)", tournament_id, result,
+                      receiver)
 
 
 def tick(tournament_id: str) -> None:

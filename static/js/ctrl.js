@@ -84,6 +84,12 @@ export class Ctrl {
     this.replay = new Replay(this); // the positions after every ply, and the one shown (replay.js)
   }
 
+  /** The page shows another game now (TV, tv.js): nothing of this one redraws, navigates or retries. */
+  stop() {
+    this.redraw = this.navigate = () => {};
+    for (const timer of [this.syncTimer, this.pendingTimer, this.actionTimer, this.flashTimer, this.claims.timer]) clearTimeout(timer);
+  }
+
   // ---- derived state -------------------------------------------------------
 
   get status() {

@@ -1,6 +1,8 @@
 // Boot: read the page's game-config, build the controller and the views, open the socket. Each
 // view is built from its elements in templates/game.html by a function of its own below; every
-// change redraws them all, in the order of VIEWS.
+// change redraws them all, in the order of VIEWS. The TV page (tv.js) puts another game's part of
+// the page in place of this one's and builds it again (mountGame): the game shown before stops
+// (its socket, timers and listeners on the document), and the sound player stays.
 
 import { GameAnnouncer } from './view/announce.js';
 import { Ctrl } from './ctrl.js';
@@ -226,16 +228,21 @@ function settingsPanel(ctrl, sound) {
   );
 }
 
-/** Build every view of the game page into `views`, one by one (a redraw meanwhile shows those built). */
-function buildViews(ctrl, boardEl, views) {
-  views.board = new BoardView(boardEl, ctrl);
+/** The page's one sound player: the audio a gesture opened stays open when TV shows another game. */
+let soundPlayer = null;
+
+/** Build every view of the game page into `views`, one by one (a redraw meanwhile shows those built);
+ *  `signal` ends their listeners on the document. */
+function buildViews(ctrl, boardEl, views, signal) {
+  views.board = new BoardView(boardEl, ctrl, signal);
   views.announcer = new GameAnnouncer(ctrl);
   views.table = tableView(ctrl);
   views.actions = actionsView(ctrl);
   views.chat = chatView(ctrl);
   views.forecast = forecastView(ctrl);
   views.clocks = clockView(ctrl);
-  views.sound = new SoundPlayer();
+  soundPlayer = soundPlayer || new SoundPlayer();
+  views.sound = soundPlayer;
   views.settings = settingsPanel(ctrl, views.sound);
   views.cues = new SoundCues(ctrl, views.sound);
 }
@@ -262,24 +269,46 @@ function gameSocket(ctrl, config) {
   );
 }
 
-function boot() {
+/** The game built now: {stop()}, or null. */
+let mounted = null;
+
+/**
+ * Build the game page from the elements and the game-config now in the document, first stopping
+ * the one built before (its socket, controller, timers and document listeners). Returns what
+ * window.checkers holds (for debugging in the console and for browser tests), or null when the
+ * page shows no game.
+ */
+export function mountGame() {
+  if (mounted) {
+    mounted.stop();
+    mounted = null;
+    window.checkers = null;
+  }
   const config = readConfig();
   const boardEl = byId('board');
-  if (!config || !boardEl) return;
+  if (!config || !boardEl) return null;
+  const life = new AbortController();
   const views = {};
   const ctrl = new Ctrl(config, () => redrawAll(ctrl, views));
-  buildViews(ctrl, boardEl, views);
+  buildViews(ctrl, boardEl, views, life.signal);
   wireInvite();
-  wireReplay(ctrl.replay);
+  wireReplay(ctrl.replay, () => true, life.signal);
   const socket = gameSocket(ctrl, config);
   ctrl.socket = socket;
   ctrl.redraw();
   socket.connect();
-
-  // For debugging in the console and for browser tests.
+  mounted = {
+    stop() {
+      ctrl.stop(); // first: the socket's closing redraws nothing of this game
+      life.abort();
+      socket.stop();
+      for (const view of [views.clocks, views.actions, views.cues, views.table]) view.stop();
+    },
+  };
   const { board, table, actions, clocks, chat, forecast, settings, sound, cues } = views;
   window.checkers = { ctrl, socket, board, table, actions, clocks, chat, forecast, settings, sound, cues };
+  return window.checkers;
 }
 
-if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);
-else boot();
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', mountGame);
+else mountGame();

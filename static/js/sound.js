@@ -219,6 +219,11 @@ export class SoundCues {
     this.timer = setInterval(() => this.checkLowTime(), LOW_TIME_CHECK_MS);
   }
 
+  /** The page shows another game now: no more looks at this one's clock. */
+  stop() {
+    clearInterval(this.timer);
+  }
+
   /** Look at the controller's state after a redraw and play what changed. */
   update() {
     const c = this.ctrl;

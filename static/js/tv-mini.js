@@ -7,7 +7,7 @@
 
 import { GameSocket, socketUrl } from './socket.js';
 import { parseFen, BLACK, WHITE } from './fen.js';
-import { EMPTY_POLL_MS, PAUSE_MS, JITTER_MS } from './tv.js';
+import { EMPTY_POLL_MS, PAUSE_MS, JITTER_MS } from './tv-times.js';
 import { gettext, interpolate } from './i18n.js';
 
 const SVG = 'http://www.w3.org/2000/svg';

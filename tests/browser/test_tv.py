@@ -1,6 +1,8 @@
 """TV in a real browser: the correspondence channel shows the newest of two casual games in play
-(no other browser test plays 7-day games); when that game ends on its player's page, the TV page
-goes to the other one by itself.  axe on the TV page and on the home page's TV board."""
+(no other browser test plays 7-day games); channels chosen, Back and Forward, and the next game when
+that game ends on its player's page, all shown in place: the page is never loaded again, its socket
+follows the game shown and the address is the channel's.  axe on the TV page and on the home page's
+TV board."""
 
 from __future__ import annotations
 
@@ -53,21 +55,51 @@ def test_the_tv_page_goes_to_the_next_game_when_its_game_ends(server, new_contex
     viewer = new_context().new_page()
     viewer.goto(server.url + "/")
     viewer.click("#tv-link")
-    viewer.click(".tv-channel[data-channel=correspondence]")
+    viewer.wait_for_url(re.compile(r"/tv$"))
+    viewer.evaluate("() => { window.loadedOnce = true; }")   # gone if the page were loaded again
+    with viewer.expect_websocket(lambda ws: f"/ws/game/{second}/" in ws.url) as opened:
+        viewer.click(".tv-channel[data-channel=correspondence]")
+    viewer.wait_for_url(re.compile(r"/tv/correspondence$"))
     expect(viewer.locator("#tv-bar")).to_have_attribute("data-game", second)   # the newer of two casual games
+    assert viewer.evaluate("() => window.loadedOnce") is True
+    expect(viewer.locator(".tv-channel[data-channel=correspondence]")).to_be_focused()
     expect(viewer.locator("body[data-status=active][data-you='']")).to_be_attached()
+    expect(viewer).to_have_title(re.compile(r"^TV: Correspondence"))
     expect(viewer.locator("#player-top")).to_contain_text("cleo")
     assert_clean(viewer, "the TV page")
     shot(viewer, "tv")
+
+    viewer.click(".tv-channel[data-channel=classical]")   # no classical game in play: it says so
+    viewer.wait_for_url(re.compile(r"/tv/classical$"))
+    expect(viewer.locator("#tv-empty")).to_be_visible()
+    expect(viewer).to_have_title(re.compile(r"^TV: Classical"))
+    assert opened.value.is_closed()   # the game shown before is no longer watched
+    viewer.go_back()
+    viewer.wait_for_url(re.compile(r"/tv/correspondence$"))
+    expect(viewer.locator("#tv-bar")).to_have_attribute("data-game", second)
+    expect(viewer.locator("#tv-title")).to_have_text("TV: Correspondence")
+    expect(viewer).to_have_title(re.compile(r"^TV: Correspondence"))
+    expect(viewer.locator("body[data-status=active]")).to_be_attached()
+    viewer.go_forward()
+    expect(viewer.locator(".tv-channel[aria-current=page]")).to_have_attribute("data-channel", "classical")
+    viewer.go_back()
+    expect(viewer.locator("body[data-status=active]")).to_be_attached()
 
     second_page.click("#abort")   # no move made yet: the game ends by abort
     second_page.click("#abort-confirm")
     expect(viewer.locator("body[data-status=aborted]")).to_be_attached()
     expect(viewer.locator("#tv-status")).not_to_be_empty()
-    viewer.wait_for_url(re.compile(rf"/tv/correspondence\?after={second}$"))
-    expect(viewer.locator("#tv-bar")).to_have_attribute("data-game", first)
+    with viewer.expect_websocket(lambda ws: f"/ws/game/{first}/" in ws.url, timeout=10_000):
+        expect(viewer.locator("#tv-bar")).to_have_attribute("data-game", first)
     expect(viewer.locator("body[data-status=active]")).to_be_attached()
     expect(viewer.locator("#player-top")).to_contain_text("ann")
+    assert viewer.url.endswith("/tv/correspondence")   # the channel's address, the same entry
+    shot(viewer, "tv-next")
+    assert viewer.evaluate("() => window.loadedOnce") is True
+    viewer.go_back()   # the entry before the channel chosen: the top channel, still in place
+    viewer.wait_for_url(re.compile(r"/tv$"))
+    expect(viewer.locator(".tv-channel[aria-current=page]")).to_have_attribute("data-channel", "top")
+    assert viewer.evaluate("() => window.loadedOnce") is True
 
     viewer.goto(server.url + "/")
     expect(viewer.locator("#tv-mini-board circle.tv-piece").first).to_be_attached()   # drawn by the server

@@ -1,18 +1,24 @@
 """Deleting an account leaves nothing of it for the others to meet: its pending rematch proposals
 (and any proposal to it) lapse, a rematch with the deleted player is refused ``opponent_deleted``,
-and its seeks in the lobby are withdrawn at once (game/accounts/deletion.py); real database and
-Redis."""
+and its seeks in the lobby are withdrawn at once (game/accounts/deletion.py); its blocks, follows,
+notifications, card and open challenges go, and the reports by and about it stay for the moderators
+with nothing pointing to a live account (game/people/leaving.py); real database and Redis."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
+from game import players
 from game.errors import ActionError
 from game.lobby import pools as matchmaking
-from game.models import Game
+from game.models import Block, Game
+from game.people import follows, notices
+from game.people.models import Card, Challenge, Follow, Notification, Report
 from game.round import actions, rematcher
 from tests.web.conftest import recv
 from tests.web.test_accounts import PASSWORD, browser_of, create_game, guest, sign_up
@@ -85,3 +91,45 @@ def test_a_deleted_accounts_seek_is_withdrawn(alice, settings):
 
     asyncio.run(scenario())
     assert not Game.objects.exists()
+
+
+def test_a_deleted_accounts_people_rows_go_and_its_reports_stay_without_it(alice, bob):
+    client = guest()
+    sign_up(client, "Xena")
+    xena, ann, ben = client.session["player_id"], alice.player_id, bob.player_id
+    game = create_game(client)
+    actions.join_game(game.id, ann, "alice")
+    actions.resign(game.id, ann)
+    Block.objects.bulk_create([Block(blocker=xena, blocked=ann), Block(blocker=ben, blocked=xena),
+                               Block(blocker=ann, blocked=ben)])
+    Follow.objects.bulk_create([Follow(follower=xena, followed=ann), Follow(follower=ben, followed=xena),
+                                Follow(follower=ann, followed=ben)])
+    notices.add(xena, "challenge", "alice", "/games/mine")
+    kept_notice = notices.add(ann, "challenge", "Xena", "/games/mine")
+    Card.objects.bulk_create([Card(player_id=xena, country="FR"), Card(player_id=ann, country="ES")])
+    soon = timezone.now() + timedelta(minutes=5)
+    Challenge.objects.bulk_create([Challenge(id="c1", challenger=xena, challenger_name="Xena", challenged=ann,
+                                             challenged_name="alice", expires_at=soon),
+                                   Challenge(id="c2", challenger=ben, challenger_name="bob", challenged=xena,
+                                             challenged_name="Xena", expires_at=soon)])
+    filed = Report.objects.create(reporter=xena, reporter_name="Xena", reported=ann, reported_name="alice",
+                                  reason="rude_chat", game=game.id, text="rude")
+    about = Report.objects.create(reporter=ben, reporter_name="bob", reported=xena, reported_name="Xena",
+                                  reason="cheating", game=game.id)
+
+    delete_account(client)
+    follows.seen(xena)   # a page of hers that closes afterwards makes no card again
+
+    game.refresh_from_db()
+    deleted = game.black_player
+    assert players.is_deleted(deleted)
+    assert list(Block.objects.values_list("blocker", "blocked")) == [(ann, ben)]
+    assert list(Follow.objects.values_list("follower", "followed")) == [(ann, ben)]
+    assert list(Notification.objects.values_list("id", flat=True)) == [kept_notice.id]
+    assert list(Card.objects.values_list("player_id", flat=True)) == [ann]
+    assert set(Challenge.objects.values_list("status", flat=True)) == {Challenge.Status.CANCELLED}
+    filed.refresh_from_db()
+    about.refresh_from_db()
+    assert (filed.reporter, filed.reporter_name, filed.reported, filed.game, filed.text) == (
+        deleted, "deleted player", ann, game.id, "rude")
+    assert (about.reporter, about.reported, about.reported_name, about.game) == (ben, deleted, "Xena", game.id)

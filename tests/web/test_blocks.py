@@ -28,7 +28,7 @@ from tests.web.test_matchmaking import (  # noqa: F401
     open_lobby,
     pools,
 )
-from tests.web.test_seek_list import refused, seeking
+from tests.web.test_seek_list import refused, seeking, watch
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -167,6 +167,45 @@ async def test_the_pool_never_pairs_the_two_and_a_click_on_the_seek_is_refused(p
     assert {game.black_player, game.white_player} == {ann.player_id, cat.player_id}
     assert await pools.waiting("untimed") == 1  # ben still waits
     for comm in (a, b, b2, c):
+        await comm.disconnect()
+
+
+async def listed(comm, pool: str, seek_id: str) -> list[str]:
+    """The ids of the seeks of ``pool`` in the next ``seeks`` news of ``comm`` that lists ``seek_id``
+    (no page is ever sent whose player a seek is)."""
+    while True:
+        message = await next_message(comm, skip=("pool", "counters"))
+        assert set(message) == {"type", "pools"}, message
+        ids = [s["id"] for s in message["pools"].get(pool, [])]
+        if seek_id in ids:
+            return ids
+
+
+async def test_the_seek_list_hides_each_ones_seeks_from_the_other_both_ways(pools):  # noqa: F811
+    ann, ben, cat = await accounts("ann", "ben", "cat")
+    gus = make_browser("gus")
+    await block(ann, "ben")
+    watchers = {name: await open_lobby(b) for name, b in (("ann", ann), ("ben", ben), ("cat", cat), ("gus", gus))}
+    for comm in watchers.values():
+        await watch(comm)
+    a1, b1, a2 = await open_lobby(ann), await open_lobby(ben), await open_lobby(ann)
+    first = (await seeking(a1, pool="5+0"))["seek"]
+    theirs = (await seeking(b1, pool="5+0"))["seek"]   # the two never meet: both wait
+    second = (await seeking(a2, pool="5+0"))["seek"]
+    # Live: each page's news leaves out the seeks of the other, after them as before them.
+    assert await listed(watchers["cat"], "5+0", second) == [first, theirs, second]
+    assert await listed(watchers["gus"], "5+0", second) == [first, theirs, second]
+    assert await listed(watchers["ann"], "5+0", second) == [first, second]
+    assert await listed(watchers["ben"], "5+0", theirs) == [theirs]
+    # The first list of a page opened now.
+    for browser, shown in ((ben, [theirs]), (ann, [first, second]), (cat, [first, theirs, second])):
+        late = await open_lobby(browser)
+        seeks, _counters = await watch(late)
+        assert set(seeks) == {"type", "pools"}
+        assert [s["id"] for s in seeks["pools"]["5+0"]] == shown, browser.name
+        await late.disconnect()
+    assert await pools.waiting("5+0") == 3
+    for comm in (*watchers.values(), a1, b1, a2):
         await comm.disconnect()
 
 

@@ -9,6 +9,9 @@ are answered with a code.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+import django_rq
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
@@ -19,6 +22,7 @@ from game.people import notices
 from game.people.models import Notification
 from game.round import actions
 from game.tournaments import arena, jobs
+from game.tournaments.models import Tournament
 from tests.tournaments.helpers import clear_tournament_jobs
 from tests.web.test_challenges import accounts, people
 from tests.web.test_challenges import hear as answer
@@ -197,3 +201,46 @@ async def test_the_players_of_a_tournament_are_told_when_it_starts():
                                                                          f"/tournaments/{tournament_id}")
     assert news["item"]["text"] == "Evening arena has started: your first game is coming."
     await a.disconnect()
+
+
+@pytest.mark.usefixtures("no_tournament_jobs")
+async def test_the_players_of_a_tournament_are_told_once_a_few_minutes_before_it_starts():
+    ann, ben, cat, dan = await accounts("ann", "ben", "cat", "dan")
+    starts_at = timezone.now() + timedelta(minutes=30)
+
+    def swiss_to_come() -> str:
+        tournament = arena.create(ann.player_id, "Sunday Swiss", "3+2", 0, starts_at, rated=False,
+                                  system=Tournament.System.SWISS, rounds=3)
+        for browser in (ann, ben, dan):
+            arena.join(tournament.id, browser.player_id, browser.name)
+        arena.withdraw(tournament.id, dan.player_id)
+        jobs.schedule_tick(tournament)
+        close = arena.create(cat.player_id, "Too close", "3+0", 30, timezone.now() + timedelta(minutes=2))
+        jobs.schedule_tick(close)   # made less than five minutes ahead: no notice to come
+        return tournament.id
+
+    tournament_id = await database_sync_to_async(swiss_to_come)()
+    queue = django_rq.get_queue(jobs.QUEUE)
+    job_id = jobs.soon_job_id(tournament_id, starts_at)
+    scheduled = queue.scheduled_job_registry
+    assert [j for j in scheduled.get_job_ids() if j.startswith("tournament-soon-")] == [job_id]
+    due = scheduled.get_scheduled_time(job_id)
+    assert abs((due - (starts_at - timedelta(minutes=jobs.SOON_MINUTES))).total_seconds()) < 1
+    pages = {browser.name: (await people(browser))[0] for browser in (ann, ben, dan)}
+    job = queue.fetch_job(job_id)
+    assert job is not None and job.func_name == "game.tournaments.jobs.starting_soon"
+    for _run in range(2):   # run again (a retried job): nobody is told twice
+        await database_sync_to_async(job.perform)()
+    for name in ("ann", "ben"):
+        news = await answer(pages[name])
+        assert (news["type"], news["unread"], news["item"]["kind"], news["item"]["url"]) == (
+            "notification", 1, "tournament_soon", f"/tournaments/{tournament_id}")
+        assert news["item"]["text"] == "Sunday Swiss starts in 5 minutes."
+    stored = await database_sync_to_async(lambda: sorted(
+        Notification.objects.filter(kind="tournament_soon").values_list("player", flat=True)))()
+    assert stored == sorted([ann.player_id, ben.player_id])   # not dan (withdrawn) nor cat (not entered)
+    item = notices.raw(await database_sync_to_async(Notification.objects.filter(kind="tournament_soon").first)())
+    assert notices.public(item, "fr", {})["text"] == "Sunday Swiss commence dans 5 minutes."
+    assert notices.public(item, "es", {})["text"] == "Sunday Swiss empieza dentro de 5 minutos."
+    for page in pages.values():
+        await page.disconnect()

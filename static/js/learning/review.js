@@ -31,14 +31,29 @@ class ReviewPanel {
     this.url = root.dataset.url;
     this.marks = {};
     this.timer = null;
-    this.byId = (id) => document.getElementById(id);
+    this.observers = [];
+    this.stopped = false;
+    // The panel's own elements first: a panel stopped (TV showed another game) writes only to its own.
+    this.byId = (id) => root.querySelector(`#${id}`) || document.getElementById(id);
     this.byId('request-review').addEventListener('click', () => this.request());
     root.addEventListener('click', (e) => this.onClick(e));
     const list = this.byId('move-list');
-    if (list) new MutationObserver(() => this.decorate()).observe(list, { childList: true, subtree: false });
+    if (list) this.observe(new MutationObserver(() => this.decorate()), list, { childList: true, subtree: false });
     this.watchEnd();
     const status = root.dataset.status;
     if (status === 'queued' || status === 'running' || status === 'done') this.poll();
+  }
+
+  observe(observer, node, options) {
+    observer.observe(node, options);
+    this.observers.push(observer);
+  }
+
+  /** The page shows another game now (TV, tv.js): no more polls, nothing drawn. */
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    for (const observer of this.observers) observer.disconnect();
   }
 
   /** The panel appears when the game ends on this page (the result banner is shown). */
@@ -51,7 +66,7 @@ class ReviewPanel {
         observer.disconnect();
       }
     });
-    observer.observe(banner, { attributes: true, attributeFilter: ['hidden'] });
+    this.observe(observer, banner, { attributes: true, attributeFilter: ['hidden'] });
   }
 
   async request() {
@@ -74,6 +89,7 @@ class ReviewPanel {
 
   async poll() {
     clearTimeout(this.timer);
+    if (this.stopped) return;
     try {
       const response = await fetch(this.url, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
       if (response.ok) this.render(await response.json());
@@ -90,6 +106,7 @@ class ReviewPanel {
   }
 
   render(data) {
+    if (this.stopped) return;
     this.root.dataset.status = data.status;
     this.byId('review-error').hidden = true;
     const waiting = data.status === 'queued' || data.status === 'running';
@@ -145,10 +162,13 @@ class ReviewPanel {
   }
 }
 
-function boot() {
+/** Build the review panel now in the document, first stopping the one built before (the TV page
+ *  calls it when it shows another game). */
+export function mountReview() {
+  if (window.checkersReview) window.checkersReview.stop();
   const root = document.getElementById('review');
-  if (root) window.checkersReview = new ReviewPanel(root);
+  window.checkersReview = root ? new ReviewPanel(root) : null;
 }
 
-if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);
-else boot();
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', mountReview);
+else mountReview();

@@ -75,6 +75,14 @@ export class ActionsView {
     }
   }
 
+  /** The page shows another game now: the claim's countdown and the confirmations' timers stop. */
+  stop() {
+    clearInterval(this.claimTicker);
+    clearTimeout(this.resignTimer);
+    clearTimeout(this.abortTimer);
+    this.claimTicker = null;
+  }
+
   askResign() {
     this.closeAbort(false);
     this.confirmingResign = true;

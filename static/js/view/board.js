@@ -75,7 +75,8 @@ function squareLabel(n, piece, m) {
 }
 
 export class BoardView {
-  constructor(root, ctrl) {
+  /** `signal` (an AbortSignal, optional) ends the board's listeners on the document. */
+  constructor(root, ctrl, signal = undefined) {
     this.root = root;
     this.ctrl = ctrl;
     this.orientation = null;
@@ -106,10 +107,10 @@ export class BoardView {
       // confirmation; the confirmation's own buttons ([data-keeps-route]) do not.
       const keep = e.target instanceof Element && e.target.closest('[data-keeps-route]');
       if (!root.contains(e.target) && !keep) ctrl.cancel();
-    });
+    }, { signal });
     document.addEventListener('keydown', (e) => {
       if (e.key === 'Escape') ctrl.cancel();
-    });
+    }, { signal });
   }
 
   // ---- geometry ------------------------------------------------------------

@@ -53,6 +53,12 @@ export class ClockView {
     }
   }
 
+  /** The page shows another game now: the countdown stops. */
+  stop() {
+    clearInterval(this.ticker);
+    this.ticker = null;
+  }
+
   tick() {
     this.render();
     this.ctrl.clockExpired(); // sends clock_check only when a countdown is at zero

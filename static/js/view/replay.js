@@ -16,9 +16,10 @@ const KEYS = { ArrowLeft: 'prev', ArrowRight: 'next', Home: 'first', End: 'last'
 /**
  * Wire the replay controls to `steps`: {first(), prev(), next(), last(), goTo(ply)} (the game
  * page's Replay, replay.js; the analysis board's loaded game, analysis/game.js). The keys step
- * only while `active()` (otherwise they keep their usual meaning).
+ * only while `active()` (otherwise they keep their usual meaning); `signal` (an AbortSignal)
+ * ends the keys' listener on the document.
  */
-export function wireReplay(steps, active = () => true) {
+export function wireReplay(steps, active = () => true, signal = undefined) {
   const on = (id, handler) => {
     const node = document.getElementById(id);
     if (node) node.addEventListener('click', handler);
@@ -41,5 +42,5 @@ export function wireReplay(steps, active = () => true) {
     if (!name || !active()) return;
     e.preventDefault();
     steps[name]();
-  });
+  }, { signal });
 }

@@ -45,6 +45,11 @@ export class TableView {
     this.baseTitle = document.title;
   }
 
+  /** The page shows another game now (TV): the page's marks of this one go. */
+  stop() {
+    for (const key of ['version', 'ply', 'status', 'turn', 'you', 'shownPly']) delete document.body.dataset[key];
+  }
+
   render() {
     const ctrl = this.ctrl;
     this.renderPlayers();
