@@ -213,3 +213,30 @@ async def test_a_join_waits_for_its_games_shard_subscription(hub, shared_cluster
     admin.close()
     assert await until(lambda: versions(page) == [3])
     await hub.close()
+
+
+async def test_a_publish_waits_for_a_busy_shards_connection_instead_of_failing(shared_cluster, monkeypatch):
+    """More publishes to one shard at once than the process keeps connections to it, while that
+    master answers late: every one is published once a connection is free (redis-py's cluster
+    client alone refused the third at once, "Too many connections")."""
+    monkeypatch.setattr(fanout_transport, "PUBLISH_MAX_CONNECTIONS", 2)
+    transport = fanout_transport.ClusterTransport(shared_cluster.url)
+    await transport.ready()
+    name = fanout.channel(uuid.uuid4().hex)
+    reader = shared_cluster.master_of(name).client().pubsub()
+    reader.ssubscribe(name)
+    try:
+        shared_cluster.master_of(name).client().execute_command("CLIENT", "PAUSE", "300", "ALL")
+        results = await asyncio.gather(*(transport.publish(name, [f"text {i}"]) for i in range(8)),
+                                       return_exceptions=True)
+        assert [r for r in results if isinstance(r, BaseException)] == []
+        got = []
+        deadline = time.monotonic() + 10
+        while len(got) < 9 and time.monotonic() < deadline:
+            message = reader.get_message(timeout=0.2)
+            if message:
+                got.append(message)
+        assert sorted(m["data"] for m in got if m["type"] == "smessage") == [f"text {i}".encode() for i in range(8)]
+    finally:
+        reader.close()
+        await transport.aclose()

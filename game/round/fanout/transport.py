@@ -4,6 +4,7 @@ synchronous publishers (the pages)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -152,6 +153,9 @@ class ClusterTransport(Transport):
         self.cluster = self.client = redis_cluster.async_client(
             url, socket_timeout=5, socket_connect_timeout=2, client_name=PUBLISH_CLIENT_NAME,
             max_connections=PUBLISH_MAX_CONNECTIONS)
+        self.max_connections = PUBLISH_MAX_CONNECTIONS
+        #: A publish's turns on each shard (line key): one per connection the client may open to it.
+        self._turns: dict[int, asyncio.Semaphore] = {}
         #: The line key of each of the 16,384 slots (empty until :meth:`ready`).
         self.keys: list[int] = []
         self.links: dict[int, str] = {}
@@ -214,6 +218,26 @@ class ClusterTransport(Transport):
             await pubsub.sunsubscribe(*group)
 
     async def publish(self, name: str, texts: list[str]) -> None:
+        """As :meth:`Transport.publish`, with ``SPUBLISH``.  redis-py's cluster client refuses a
+        command at once when its connections to the node are all in use, so a publish first waits
+        (up to :data:`PUBLISH_POOL_WAIT_S`, as the one server's pool does) for one of
+        :data:`PUBLISH_MAX_CONNECTIONS` turns on its shard; raises ``ConnectionError`` when none
+        came."""
+        key = self.line_key(name) if self.keys else 0
+        turns = self._turns.get(key)
+        if turns is None:
+            turns = self._turns[key] = asyncio.Semaphore(self.max_connections)
+        try:
+            async with asyncio.timeout(PUBLISH_POOL_WAIT_S):
+                await turns.acquire()
+        except TimeoutError:
+            raise redis.exceptions.ConnectionError("No connection available.") from None
+        try:
+            await self._spublish(name, texts)
+        finally:
+            turns.release()
+
+    async def _spublish(self, name: str, texts: list[str]) -> None:
         if len(texts) == 1:
             await self.client.spublish(name, texts[0])
             return
