@@ -109,6 +109,36 @@ async def test_a_move_whose_publish_fails_reaches_every_socket_of_the_process_at
         await comm.disconnect()
 
 
+async def test_a_publish_that_fails_with_another_error_than_redis_is_a_failed_publish_too(alice, bob):
+    """redis-py raised ``AttributeError`` from a connection it had half closed during a failover
+    (seen under load across hosts): that publish fails as any other does — the opponent's socket
+    on this process gets the move at once and the outage window opens — instead of escaping
+    the republish as the socket's own error."""
+    game_id = await start_game(alice, bob)
+    a, snap = await alice.connect(game_id)
+    b, _ = await bob.connect(game_id)
+    hub = fanout.hub()
+    working = hub.client
+    broken = redis.asyncio.Redis.from_url(settings.REDIS_URL, single_connection_client=True)
+    await broken.ping()
+    stream = broken.connection._writer
+    broken.connection._writer = object()  # a connection whose stream redis-py lost under it
+    hub.client = broken
+    try:
+        await a.send_json_to({"type": "move", "move": "11-15", "v": snap["v"]})
+        for comm in (a, b):
+            event = await recv(comm, timeout=2)
+            assert (event["type"], event["move"], event["v"]) == ("move", "11-15", snap["v"] + 1)
+        assert outages.tracker.open
+    finally:
+        hub.client = working
+        broken.connection._writer = stream
+        await broken.aclose()
+    await until(lambda: asyncio.sleep(0, result=not outages.tracker.open))
+    for comm in (a, b):
+        await comm.disconnect()
+
+
 # --- The subscription is lost: the pages are told, and resynchronised -----------------------------
 
 @pytest.mark.alone

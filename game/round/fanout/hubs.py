@@ -24,7 +24,6 @@ from collections import OrderedDict
 from typing import Any
 
 from django.conf import settings
-from redis.exceptions import RedisError
 
 from checkers_site.ops import metrics
 from game.round.events import read_publication
@@ -261,14 +260,16 @@ class Hub:
     async def publish(self, game_id: str, texts: list[str]) -> None:
         """Publish the encoded events ``texts`` of ``game_id``, in order, in one round trip.
 
-        Raises :class:`~game.round.fanout.transport.Unavailable` when Redis fails (some may have
-        gone out).
+        Raises :class:`~game.round.fanout.transport.Unavailable` when the publish fails, whatever
+        the client raised (some may have gone out): redis-py raised ``AttributeError`` from a
+        connection it had half closed during a failover, and a publish that failed so must still be
+        delivered here, counted in an outage window and published again as any other.
         """
         record(game_id, texts)
         try:
             await self.transport.publish(self.prefix + game_id, texts)
-        except (RedisError, OSError) as exc:
-            raise Unavailable(str(exc)) from exc
+        except Exception as exc:
+            raise Unavailable(f"{type(exc).__name__}: {exc}") from exc
 
     async def dispatch(self, name: bytes, data: bytes) -> None:
         """An event came on channel ``name``: to the game's sockets here, unless it is the echo

@@ -284,8 +284,8 @@ class SyncPublisher:
                 else:
                     pipe.publish(channel(game_id), text)
             pipe.execute()
-        except (RedisError, OSError, ValueError) as exc:  # ValueError: a socket closed under redis-py
-            raise Unavailable(str(exc)) from exc
+        except Exception as exc:  # whatever the client raised: a failed publish (Hub.publish)
+            raise Unavailable(f"{type(exc).__name__}: {exc}") from exc
 
     @staticmethod
     def _connect() -> redis.Redis | redis.cluster.RedisCluster:
