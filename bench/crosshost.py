@@ -226,10 +226,16 @@ def site_environment(site: Site, database: str) -> dict:
                 [sys.executable, "manage.py", "collectstatic", "--noinput"]]
     procs = [subprocess.Popen(c, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
              for c in commands]
-    for command, proc in zip(commands, procs, strict=True):
-        output, _ = proc.communicate(timeout=600)
-        if proc.returncode:
-            raise RuntimeError(f"{command[2]} failed: {output.decode(errors='replace')[-2000:]}")
+    try:
+        for command, proc in zip(commands, procs, strict=True):
+            output, _ = proc.communicate(timeout=600)
+            if proc.returncode:
+                raise RuntimeError(f"{command[2]} failed: {output.decode(errors='replace')[-2000:]}")
+    finally:       # interrupted, or the other failed: nothing of them outlives the run
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     env["DATABASE_URL"] = site.bouncer.url("checkers")
     return env
 
@@ -257,6 +263,7 @@ class Tally:
         self.moves: dict[str, int] = defaultdict(int)
         self.moving: dict[str, set[str]] = defaultdict(set)    # the games that moved in the window
         self.opponent: dict[str, list[float]] = defaultdict(list)
+        self.opponent_by_game: dict[str, list[tuple[float, float]]] = defaultdict(list)   # (sent at, s)
         self.game_process: dict[str, str] = {}                 # each game's process now
         self.served: dict[str, set[str]] = defaultdict(set)    # every game a process has served
         self.sent: dict[tuple[str, int], set[str]] = defaultdict(set)
@@ -295,6 +302,8 @@ class HostSock(load.Sock):
             tally.moving[self.process].add(game_id)
         if len(stats.opponent) > heard:
             tally.opponent[self.process].extend(stats.opponent[heard:])
+            tally.opponent_by_game[game_id].extend(zip(stats.opponent_at[heard:], stats.opponent[heard:],
+                                                       strict=True))
         if '"move"' in frame:
             message = json.loads(frame)
             if message.get("type") == "move":
@@ -432,7 +441,8 @@ async def measure(args, site: Site, run: load.Run, tally: Tally) -> dict:
     loads["window_end"] = [round(x, 2) for x in os.getloadavg()]
     cpu = {name: round(100 * (cpu1[pid] - cpu0[pid]) / wall, 1) if pid in cpu1 and pid in cpu0 else None
            for name, pid in pids.items()}
-    return {"wall": wall, "loads": loads, "record": record, "metrics": (before, after), "cpu_pct": cpu}
+    return {"wall": wall, "window_start": start, "loads": loads, "record": record, "metrics": (before, after),
+            "cpu_pct": cpu}
 
 
 def database_checks(site: Site, tally: Tally) -> dict:
@@ -569,9 +579,16 @@ def summarize(args, site: Site, played: dict, checks: dict, loads: dict, setup_s
     hosts_out = by_host(args, site, played, checks, paused)
     kill = played["record"]["daphne_kill"]
     back = [played["tally"].connected_at.get(s, 0.0) - kill["killed_mono"] for s in kill["socket_ids"]]
+    slots = played["record"]["failover"]["slots"]
+    by_game = played["tally"].opponent_by_game
     totals = {
         "moves": st.accepted, "moves_per_s": round(st.accepted / played["wall"], 2),
         "opponent_ms": load.percentiles(st.opponent), "spectator_ms": load.percentiles(st.spectator),
+        "opponent_ms_failed_shard": load.percentiles([x for g, xs in by_game.items()
+                                                      if on_shard(g, slots) for _, x in xs]),
+        "opponent_ms_other_shards": load.percentiles([x for g, xs in by_game.items()
+                                                      if not on_shard(g, slots) for _, x in xs]),
+        "opponent_max_ms_by_second": timeline(by_game, slots, played["window_start"], played["wall"]),
         "games_with_moves": len(st.moving), "errors_by_code": st.errors, "refused_by_code": st.refused,
         "reconnects": st.reconnects,
         "lost": sum(map(len, checks["lost"].values())), "doubled": sum(map(len, checks["doubled"].values())),
@@ -595,6 +612,20 @@ def summarize(args, site: Site, played: dict, checks: dict, loads: dict, setup_s
         "details": {"lost": checks["lost"], "doubled": checks["doubled"], "false_results": checks["false"]},
         "problems": problems,
     }
+
+
+def timeline(by_game: dict[str, list[tuple[float, float]]], slots: list[tuple[int, int]], start: float,
+             wall: float) -> dict[str, list[float | None]]:
+    """The longest opponent latency (ms) of the moves sent in each second of the window, for
+    the failed shard's games and for the others' (None: no move sent that second)."""
+    out: dict[str, list[float | None]] = {"failed_shard": [None] * int(wall), "other_shards": [None] * int(wall)}
+    for game_id, samples in by_game.items():
+        series = out["failed_shard" if on_shard(game_id, slots) else "other_shards"]
+        for sent_at, latency in samples:
+            second = int(sent_at - start)
+            if 0 <= second < len(series):
+                series[second] = max(series[second] or 0.0, round(latency * 1000))
+    return out
 
 
 def table(result: dict) -> str:
@@ -622,6 +653,10 @@ def table(result: dict) -> str:
     lines += [f"total: {t['moves']} moves, {t['moves_per_s']} moves/s, opponent p50/p99 {ms(t['opponent_ms'])} ms, "
               f"lost {t['lost']}, doubled {t['doubled']}, false results {t['false_results']}, "
               f"reconnects {t['reconnects']}, errors {t['errors_by_code']}",
+              f"opponent p50/p99 ms: the failed shard's games {ms(t['opponent_ms_failed_shard'])}, "
+              f"the other shards' {ms(t['opponent_ms_other_shards'])}; the longest each second of the window:",
+              f"  failed shard: {t['opponent_max_ms_by_second']['failed_shard']}",
+              f"  other shards: {t['opponent_max_ms_by_second']['other_shards']}",
               f"checked: {t['moves_seen']} moves seen ({t['moves_acknowledged']} acknowledged to their mover), "
               f"{t['moves_stored']} stored, {t['games']} games ({t['games_ended']} ended)",
               f"failover: master {f['master']} ({f['host']}) killed at {f['at_s']} s, its replica {f['heir']} "
