@@ -270,7 +270,7 @@ class Tally:
         self.seen: dict[tuple[str, int], set[str]] = defaultdict(set)
         self.acked: set[tuple[str, int]] = set()
         self.sockets: list[HostSock] = []
-        self.connected_at: dict[int, float] = {}    # id(socket) -> when its last connection opened
+        self.connections: dict[int, list[float]] = defaultdict(list)   # id(socket) -> when each opened
 
 
 class HostSock(load.Sock):
@@ -293,7 +293,7 @@ class HostSock(load.Sock):
             self.process = tally.site.process_name(self.ws.response.headers.get("X-Upstream", ""))
             tally.game_process[self.game_id] = self.process
             tally.served[self.process].add(self.game_id)
-            tally.connected_at[id(self)] = time.monotonic()
+            tally.connections[id(self)].append(time.monotonic())
         game_id, role = self.game_id, self.role
         accepted, heard = stats.accepted, len(stats.opponent)
         super().on_frame(frame)
@@ -539,6 +539,7 @@ def by_host(args, site: Site, played: dict, checks: dict, paused: dict) -> dict:
     before, after = played["metrics"]
     at_failover = played["record"]["failover"]["games_by_process"]
     wall = played["wall"]
+    first_fault = played["window_start"] + args.failover_at
     out = {}
     for host in site.network.hosts:
         names = [n for n in site.daphnes if n.startswith(host.name + "-")]
@@ -556,6 +557,9 @@ def by_host(args, site: Site, played: dict, checks: dict, paused: dict) -> dict:
             "games_with_moves": len(set().union(*(tally.moving[n] for n in names))),
             "moves": moves, "moves_per_s": round(moves / wall, 2),
             "opponent_ms": load.percentiles([x for n in names for x in tally.opponent[n]]),
+            "opponent_ms_before_faults": load.percentiles([x for g in games if at_failover.get(g) in names
+                                                           for sent, x in tally.opponent_by_game[g]
+                                                           if sent < first_fault]),
             "events_read": read, "events_own": published,
             "events_ratio": round(read / published, 3) if published else None,
             "events_unwanted": sum(e["unwanted"] for e in events),
@@ -578,12 +582,16 @@ def summarize(args, site: Site, played: dict, checks: dict, loads: dict, setup_s
     paused = pauses(checks, played["record"]["failover"])
     hosts_out = by_host(args, site, played, checks, paused)
     kill = played["record"]["daphne_kill"]
-    back = [played["tally"].connected_at.get(s, 0.0) - kill["killed_mono"] for s in kill["socket_ids"]]
+    connections = played["tally"].connections
+    back = [min((t for t in connections[s] if t > kill["killed_mono"]), default=kill["killed_mono"])
+            - kill["killed_mono"] for s in kill["socket_ids"]]
     slots = played["record"]["failover"]["slots"]
     by_game = played["tally"].opponent_by_game
     totals = {
         "moves": st.accepted, "moves_per_s": round(st.accepted / played["wall"], 2),
         "opponent_ms": load.percentiles(st.opponent), "spectator_ms": load.percentiles(st.spectator),
+        "opponent_ms_before_faults": load.percentiles([x for xs in by_game.values() for sent, x in xs
+                                                       if sent < played["window_start"] + args.failover_at]),
         "opponent_ms_failed_shard": load.percentiles([x for g, xs in by_game.items()
                                                       if on_shard(g, slots) for _, x in xs]),
         "opponent_ms_other_shards": load.percentiles([x for g, xs in by_game.items()
@@ -636,11 +644,13 @@ def table(result: dict) -> str:
     lines = [f"load average (1, 5, 15 min): start {result['load_average']['start']}, "
              f"end {result['load_average']['end']}",
              f"{'host':5} {'games':>5} {'moved':>5} {'moves':>6} {'moves/s':>8} {'opp p50/p99 ms':>16} "
+             f"{'before faults':>14} "
              f"{'read/own':>12} {'ratio':>6} {'unwanted':>8} {'paused':>14} {'lost':>4} {'doubled':>7} {'false':>5}"]
     for name, h in result["hosts"].items():
         paused = f"{h['paused_games']}/{h['failed_shard_games']} +{h['paused_other_shard_games']}"
         lines.append(f"{name:5} {h['games']:>5} {h['games_with_moves']:>5} {h['moves']:>6} {h['moves_per_s']:>8} "
-                     f"{ms(h['opponent_ms']):>16} {h['events_read']:>5}/{h['events_own']:<6} "
+                     f"{ms(h['opponent_ms']):>16} {ms(h['opponent_ms_before_faults']):>14} "
+                     f"{h['events_read']:>5}/{h['events_own']:<6} "
                      f"{h['events_ratio'] if h['events_ratio'] is not None else '-':>6} {h['events_unwanted']:>8} "
                      f"{paused:>14} {h['lost']:>4} {h['doubled']:>7} {h['false_results']:>5}")
     lines.append("(paused: games of the host paused / its games on the failed shard, + paused on other shards)")
@@ -653,7 +663,8 @@ def table(result: dict) -> str:
     lines += [f"total: {t['moves']} moves, {t['moves_per_s']} moves/s, opponent p50/p99 {ms(t['opponent_ms'])} ms, "
               f"lost {t['lost']}, doubled {t['doubled']}, false results {t['false_results']}, "
               f"reconnects {t['reconnects']}, errors {t['errors_by_code']}",
-              f"opponent p50/p99 ms: the failed shard's games {ms(t['opponent_ms_failed_shard'])}, "
+              f"opponent p50/p99 ms: before the faults {ms(t['opponent_ms_before_faults'])}; "
+              f"the failed shard's games {ms(t['opponent_ms_failed_shard'])}, "
               f"the other shards' {ms(t['opponent_ms_other_shards'])}; the longest each second of the window:",
               f"  failed shard: {t['opponent_max_ms_by_second']['failed_shard']}",
               f"  other shards: {t['opponent_max_ms_by_second']['other_shards']}",
