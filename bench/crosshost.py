@@ -66,6 +66,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
+import itertools
 import json
 import os
 import re
@@ -270,7 +271,8 @@ class Tally:
         self.seen: dict[tuple[str, int], set[str]] = defaultdict(set)
         self.acked: set[tuple[str, int]] = set()
         self.sockets: list[HostSock] = []
-        self.connections: dict[int, list[float]] = defaultdict(list)   # id(socket) -> when each opened
+        #: id(socket) -> each of its connections: when it opened (perf_counter), its game, its process.
+        self.connections: dict[int, list[tuple[float, str, str]]] = defaultdict(list)
 
 
 class HostSock(load.Sock):
@@ -293,7 +295,7 @@ class HostSock(load.Sock):
             self.process = tally.site.process_name(self.ws.response.headers.get("X-Upstream", ""))
             tally.game_process[self.game_id] = self.process
             tally.served[self.process].add(self.game_id)
-            tally.connections[id(self)].append(time.monotonic())
+            tally.connections[id(self)].append((time.perf_counter(), self.game_id, self.process))
         game_id, role = self.game_id, self.role
         accepted, heard = stats.accepted, len(stats.opponent)
         super().on_frame(frame)
@@ -391,10 +393,10 @@ async def faults(args, site: Site, tally: Tally, window_start: float, record: di
     await asyncio.sleep(max(0.0, window_start + args.daphne_kill_at - time.perf_counter()))
     record["daphne_last_metrics"] = await asyncio.to_thread(scrape, victim)
     sockets = [id(s) for s in tally.sockets if s.process == args.kill_daphne]
-    killed_mono = time.monotonic()
+    killed_at = time.perf_counter()
     victim.kill()
     record["daphne_kill"] = {"process": args.kill_daphne, "at_s": round(time.perf_counter() - window_start, 2),
-                             "sockets": len(sockets), "killed_mono": killed_mono, "socket_ids": sockets}
+                             "sockets": len(sockets), "killed_at": killed_at, "socket_ids": sockets}
 
 
 # ---------------------------------------------------------------------------------- the run
@@ -583,8 +585,8 @@ def summarize(args, site: Site, played: dict, checks: dict, loads: dict, setup_s
     hosts_out = by_host(args, site, played, checks, paused)
     kill = played["record"]["daphne_kill"]
     connections = played["tally"].connections
-    back = [min((t for t in connections[s] if t > kill["killed_mono"]), default=kill["killed_mono"])
-            - kill["killed_mono"] for s in kill["socket_ids"]]
+    back = [min((at for at, *_ in connections[s] if at > kill["killed_at"]), default=kill["killed_at"])
+            - kill["killed_at"] for s in kill["socket_ids"]]
     slots = played["record"]["failover"]["slots"]
     by_game = played["tally"].opponent_by_game
     totals = {
@@ -599,6 +601,7 @@ def summarize(args, site: Site, played: dict, checks: dict, loads: dict, setup_s
         "opponent_max_ms_by_second": timeline(by_game, slots, played["window_start"], played["wall"]),
         "games_with_moves": len(st.moving), "errors_by_code": st.errors, "refused_by_code": st.refused,
         "reconnects": st.reconnects,
+        "reconnects_by_second": reconnections(connections, played["window_start"], played["wall"]),
         "lost": sum(map(len, checks["lost"].values())), "doubled": sum(map(len, checks["doubled"].values())),
         "false_results": sum(map(len, checks["false"].values())),
         "paused_games": len(paused["games"]),
@@ -620,6 +623,19 @@ def summarize(args, site: Site, played: dict, checks: dict, loads: dict, setup_s
         "details": {"lost": checks["lost"], "doubled": checks["doubled"], "false_results": checks["false"]},
         "problems": problems,
     }
+
+
+def reconnections(connections: dict[int, list[tuple[float, str, str]]], start: float,
+                  wall: float) -> dict[str, list[int]]:
+    """The sockets that connected again to the same game (a dropped socket's return, not a
+    rematch's move), in each second of the window, by the process they had left."""
+    out: dict[str, list[int]] = {}
+    for opened in connections.values():
+        for (_, game, left), (at, again, _) in itertools.pairwise(opened):
+            second = int(at - start)
+            if again == game and 0 <= second < int(wall):
+                out.setdefault(left, [0] * int(wall))[second] += 1
+    return dict(sorted(out.items()))
 
 
 def timeline(by_game: dict[str, list[tuple[float, float]]], slots: list[tuple[int, int]], start: float,
@@ -668,6 +684,9 @@ def table(result: dict) -> str:
               f"the other shards' {ms(t['opponent_ms_other_shards'])}; the longest each second of the window:",
               f"  failed shard: {t['opponent_max_ms_by_second']['failed_shard']}",
               f"  other shards: {t['opponent_max_ms_by_second']['other_shards']}",
+              "sockets back on their game, by the process they left: " + ("; ".join(
+                  f"{name} " + ", ".join(f"{n} at {s} s" for s, n in enumerate(counts) if n)
+                  for name, counts in t["reconnects_by_second"].items()) or "none"),
               f"checked: {t['moves_seen']} moves seen ({t['moves_acknowledged']} acknowledged to their mover), "
               f"{t['moves_stored']} stored, {t['games']} games ({t['games_ended']} ended)",
               f"failover: master {f['master']} ({f['host']}) killed at {f['at_s']} s, its replica {f['heir']} "
