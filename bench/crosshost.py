@@ -18,7 +18,8 @@ The site (``tests/system/hosts.py``):
   plain Redis of the lobby's channel layer;
 - in the root namespace, on 127.0.0.1, nginx with ``deploy/nginx/checkers.conf`` as shipped (the
   consistent hash on the game id, its rate limits, its timeouts), the six Daphne processes as
-  its upstream; each response names its backend in ``X-Upstream``.
+  its upstream; each response names its backend in ``X-Upstream``;
+- the collected static files without their precompressed copies (:data:`COLLECT_STATIC`).
 
 The load: ``--games`` games made and played as ``bench/load.py`` makes and plays them (its
 :func:`~load.make_game` and its :class:`~load.Sock`, imported): two players and ``--spectators``
@@ -111,6 +112,14 @@ DAPHNE_PORTS = (8001, 8002)
 PREFIX = "asgi"
 #: The bearer token the bench reads each process's ``/metrics`` with (from the bridge's address).
 METRICS_TOKEN = "crosshost-bench"
+#: ``manage.py collectstatic`` (the site's storage: hashed names, its manifest) without the
+#: precompressed ``.gz`` and ``.br`` copies: nginx's /static/ plays no part in this load, and
+#: compressing every file took most of the set-up's CPU (over 70 % of collectstatic's time).
+COLLECT_STATIC = ("import django; django.setup(); "
+                  "from whitenoise.storage import CompressedManifestStaticFilesStorage as Storage; "
+                  "Storage.compress_files = lambda self, paths: iter(()); "
+                  "from django.core.management import call_command; "
+                  "call_command('collectstatic', interactive=False, verbosity=0)")
 #: Endings from outside the rules: none of them is a player's here (nobody resigns, offers a
 #: draw, aborts or claims), so a game that ends so ended falsely.
 OUTSIDE_ENDINGS = {"resignation", "agreement", "time_forfeit", "aborted", "abandoned"}
@@ -213,8 +222,8 @@ def start_site(site: Site) -> dict[str, float]:
 
 def site_environment(site: Site, database: str) -> dict:
     """The Daphne processes' environment (through PgBouncer, on the cluster, the lobby's layer on
-    host 1's plain Redis); ``migrate`` (straight to PostgreSQL) and ``collectstatic`` run side by
-    side first.  Raises RuntimeError when either fails."""
+    host 1's plain Redis); ``migrate`` (straight to PostgreSQL) and ``collectstatic``
+    (:data:`COLLECT_STATIC`) run side by side first.  Raises RuntimeError when either fails."""
     assert site.bouncer is not None
     h1 = site.network.hosts[0]
     static = site.folder / "static"
@@ -223,15 +232,14 @@ def site_environment(site: Site, database: str) -> dict:
     env.update({"REDIS_CLUSTER_URL": site.cluster.url, "CHANNELS_PREFIX": PREFIX, "LOG_LEVEL": "WARNING",
                 "DJANGO_ALLOWED_HOSTS": ",".join(["127.0.0.1", *(h.address for h in site.network.hosts)]),
                 "METRICS_TOKEN": METRICS_TOKEN, "PYTHONUNBUFFERED": "1"})
-    commands = [[sys.executable, "manage.py", "migrate", "--noinput"],
-                [sys.executable, "manage.py", "collectstatic", "--noinput"]]
+    commands = [[sys.executable, "manage.py", "migrate", "--noinput"], [sys.executable, "-c", COLLECT_STATIC]]
     procs = [subprocess.Popen(c, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
              for c in commands]
     try:
         for command, proc in zip(commands, procs, strict=True):
             output, _ = proc.communicate(timeout=600)
             if proc.returncode:
-                raise RuntimeError(f"{command[2]} failed: {output.decode(errors='replace')[-2000:]}")
+                raise RuntimeError(f"{command[1:3]} failed: {output.decode(errors='replace')[-2000:]}")
     finally:       # interrupted, or the other failed: nothing of them outlives the run
         for proc in procs:
             if proc.poll() is None:
