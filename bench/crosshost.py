@@ -250,15 +250,34 @@ def site_environment(site: Site, database: str) -> dict:
 
 
 def stop_site(site: Site) -> None:
-    """Stop every process started, side by side (the namespaces' removal kills any left)."""
-    processes: list[Any] = [*site.daphnes.values(), site.nginx, *site.cluster.nodes, site.lobby,
-                            site.bouncer, site.postgres]
+    """Stop every process started: the Daphne processes and nginx side by side, then the servers
+    they use (so that no Daphne process logs its database or Redis going away); the namespaces'
+    removal kills whatever would be left."""
+    fronts: list[Any] = [*site.daphnes.values(), site.nginx]
+    servers: list[Any] = [*site.cluster.nodes, site.lobby, site.bouncer, site.postgres]
     with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
-        for stopped in [pool.submit(p.stop) for p in processes if p is not None]:
-            try:
-                stopped.result()
-            except OSError as exc:
-                print(f"stopping: {exc}", file=sys.stderr)
+        for group in (fronts, servers):
+            for stopped in [pool.submit(p.stop) for p in group if p is not None]:
+                try:
+                    stopped.result()
+                except OSError as exc:
+                    print(f"stopping: {exc}", file=sys.stderr)
+
+
+def server_errors(folder: Path) -> dict[str, int]:
+    """The errors the Daphne processes logged (their JSON lines at ERROR or above), counted by
+    logger, message and the last line of the traceback."""
+    found: dict[str, int] = defaultdict(int)
+    for log in sorted(folder.glob("daphne-*.log")):
+        for line in log.read_text(errors="replace").splitlines():
+            if not line.startswith("{") or ('"ERROR"' not in line and '"CRITICAL"' not in line):
+                continue
+            entry = json.loads(line)
+            if entry.get("level") not in ("ERROR", "CRITICAL"):
+                continue
+            cause = (entry.get("exc_info") or "").strip().splitlines()[-1:] or [""]
+            found[f"{entry.get('logger')}: {entry.get('message')} {cause[0]}".strip()] += 1
+    return dict(found)
 
 
 # ---------------------------------------------------------------------------------- the clients
@@ -705,6 +724,8 @@ def table(result: dict) -> str:
               f"wall {result.get('wall_s')} s: setup {result['setup_s']} s {result.get('setup_steps_s')}, "
               f"games made in {result['games_made_s']} s, window {result['window_s']} s, "
               f"stopped in {result.get('stop_s')} s",
+              "server errors logged: " + ("; ".join(f"{n} x {e}" for e, n in result.get("server_errors", {}).items())
+                                          or "none"),
               "problems: " + ("; ".join(result["problems"]) or "none")]
     return "\n".join(lines)
 
@@ -741,11 +762,13 @@ def run(args) -> dict:
         finally:
             stopping = time.perf_counter()
             stop_site(site)
+            errors = server_errors(folder)
             if failed or args.keep_logs:
                 load.show_logs(folder, args.keep_logs)
     loads["end"] = [round(x, 2) for x in os.getloadavg()]
     result = summarize(args, site, played, checks, loads, setup_s)
     result["setup_steps_s"] = phases
+    result["server_errors"] = errors
     result["stop_s"] = round(time.perf_counter() - stopping, 1)
     result["wall_s"] = round(time.perf_counter() - began, 1)
     return result
