@@ -57,6 +57,11 @@ socket, from ``X-Upstream``; a game killed with its process counts for the host 
   moves do not give;
 - the machine's load average at the start and the end, and each Daphne process's CPU.
 
+And in all: the opponent's latency before the faults, of the failed shard's games and of the
+others', and the longest of each second of the window; the sockets that came back to their game
+each second; the errors the Daphne processes logged; ``problems``, every expectation above that
+failed (the exit status is then 1).  The JSON goes to stdout, the table to stderr.
+
 Only 127.0.0.1 (nginx, from the clients' loopback addresses) and the hosts' own addresses
 receive traffic.  Everything (processes, namespaces, the bridge, temporary folders) is removed
 at the end, also when the run fails or is interrupted (SIGINT, SIGTERM).
