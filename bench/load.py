@@ -463,6 +463,7 @@ class Sock:
         self.relay_ply = 0
         self.ping_handle = None
         self.ping_at = 0.0                  # loop time the next ping is due
+        self.local_addr: str | None = None  # this socket's own client address (default: the run's)
         self.tasks: set[asyncio.Future[None]] = set()  # closes and sends under way, kept until done
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
@@ -474,12 +475,13 @@ class Sock:
         while not self.run.stopping:
             game_id = self.game_id
             uri = f"ws://127.0.0.1:{self.port}/ws/game/{game_id}/"
+            address = self.local_addr or self.run.local_addr
             try:
                 async with self.run.connect_gate:
                     ws = await connect(uri, origin=f"http://127.0.0.1:{self.port}", open_timeout=60,
                                        additional_headers={"Cookie": self.cookie} if self.cookie else None,
                                        max_size=2**22, compression=None, ping_interval=None,
-                                       **({"local_addr": (self.run.local_addr, 0)} if self.run.local_addr else {}))
+                                       **({"local_addr": (address, 0)} if address else {}))
                 self.ws = ws
                 if self.run.relay:
                     self.mark_connected()

@@ -13,8 +13,8 @@ them their veth pairs, then the bridge.
 
 On the hosts: :class:`HostProcess` (a server inside a host), :class:`Postgres` (a private
 PostgreSQL server, initdb'ed for the test with the machine's binaries, trusting the test's
-subnet), :class:`RedisNode` and :class:`HostCluster` (a Redis Cluster of three masters, each
-with its replica on another host).
+subnet), :class:`PgBouncer` (in front of it, transaction pooling), :class:`RedisNode` and
+:class:`HostCluster` (a Redis Cluster of three masters, each with its replica on another host).
 """
 
 from __future__ import annotations
@@ -238,11 +238,13 @@ class HostProcess:
 
 def daphne(host: Host, port: int, log_path: Path, env: dict) -> HostProcess:
     """The site served by one Daphne process on ``host:port``, started as in production
-    (docs/deploy.md, "Production"), with ``env`` as its environment."""
+    (docs/deploy.md, "Production"; 10 s for a websocket's handshake, as
+    ``deploy/systemd/checkers@.service``), with ``env`` as its environment."""
     import sys
 
     return HostProcess(host, port, log_path, [sys.executable, "-m", "checkers_site.serve", "--proxy-headers",
                                               "-b", host.address, "-p", str(port),
+                                              "--websocket_connect_timeout", "10",
                                               "checkers_site.asgi:application"], env=env)
 
 
@@ -277,6 +279,23 @@ class Postgres(HostProcess):
             "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=200"],
             user="postgres")
 
+    def start(self, timeout_s: float = 30) -> None:
+        """Start it and wait until it takes connections: it listens before it has finished
+        starting up (and answers "the database system is starting up" until then).  Raises
+        RuntimeError if it exits first, psycopg's OperationalError if it is not up in time."""
+        import psycopg
+
+        deadline = time.monotonic() + timeout_s
+        super().start(timeout_s)
+        while True:
+            try:
+                psycopg.connect(self.url("postgres"), connect_timeout=2).close()
+                return
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline or not self.alive():
+                    raise
+                time.sleep(0.05)
+
     def url(self, database: str) -> str:
         return f"postgres://postgres@{self.host.address}:{self.port}/{database}"
 
@@ -294,6 +313,47 @@ class Postgres(HostProcess):
             super().stop(sig)
         finally:
             shutil.rmtree(self.data, ignore_errors=True)
+
+
+def pgbouncer_binary() -> str | None:
+    """The machine's ``pgbouncer`` (Debian puts it in /usr/sbin), or None."""
+    found = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
+    return found if os.path.exists(found) else None
+
+
+class PgBouncer(HostProcess):
+    """PgBouncer on ``host:port`` in front of ``postgres`` (every database of it), in transaction
+    pooling as in production: ``pool_size`` server connections a database, at most ``clients``
+    client connections, every client trusted (only the test's subnet reaches it).  It runs as the
+    ``postgres`` user (PgBouncer refuses root), its configuration in a folder of its own that
+    :meth:`stop` removes."""
+
+    def __init__(self, host: Host, postgres: Postgres, log_path: Path, port: int = 6432, pool_size: int = 20,
+                 clients: int = 1000):
+        binary = pgbouncer_binary()
+        if binary is None:
+            raise RuntimeError("PgBouncer is not installed (`apt-get install pgbouncer`)")
+        self.folder = Path(tempfile.mkdtemp(prefix="checkers-pgbouncer-"))
+        (self.folder / "users.txt").write_text('"postgres" ""\n')
+        (self.folder / "pgbouncer.ini").write_text(
+            f"[databases]\n* = host={postgres.host.address} port={postgres.port}\n"
+            f"[pgbouncer]\nlisten_addr = {host.address}\nlisten_port = {port}\nunix_socket_dir =\n"
+            f"auth_type = trust\nauth_file = {self.folder / 'users.txt'}\npool_mode = transaction\n"
+            f"max_client_conn = {clients}\ndefault_pool_size = {pool_size}\n")
+        account = pwd.getpwnam("postgres")
+        for path in (self.folder, *self.folder.iterdir()):
+            os.chown(path, account.pw_uid, account.pw_gid)
+        super().__init__(host, port, log_path, [binary, str(self.folder / "pgbouncer.ini")], user="postgres")
+
+    def url(self, database: str) -> str:
+        return f"postgres://postgres@{self.host.address}:{self.port}/{database}"
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        """Stop it (SIGTERM, then SIGKILL after 10 s), then remove its folder."""
+        try:
+            super().stop(sig)
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 class RedisNode(HostProcess):

@@ -121,14 +121,15 @@ class Daphne(Process):
 NGINX_CONF = ROOT / "deploy" / "nginx" / "checkers.conf"
 
 
-def render_nginx_conf(text: str, *, port: int, backends: list[int], prefix: Path, static_root: Path,
+def render_nginx_conf(text: str, *, port: int, backends: list[int | str], prefix: Path, static_root: Path,
                       routing: bool = True, server_names: str = "127.0.0.1 localhost") -> str:
     """The production nginx configuration (``deploy/nginx/checkers.conf``) with this machine's
     places in it: ``backends`` as the upstream's servers (with the parameters of the file's first
-    server line), ``127.0.0.1:port`` as the listen address (of the site and of the default server
-    that drops any other host), ``server_names`` as the site's host names, ``static_root`` as the
-    static files, the pid, logs and temporary files under ``prefix``, one worker run as this user;
-    and each response names its backend in ``X-Upstream``.  Without ``routing`` the upstream takes turns (round robin)
+    server line; a port is one on 127.0.0.1, a text an ``address:port``), ``127.0.0.1:port`` as
+    the listen address (of the site and of the default server that drops any other host),
+    ``server_names`` as the site's host names, ``static_root`` as the static files, the pid, logs
+    and temporary files under ``prefix``, one worker run as this user; and each response names
+    its backend in ``X-Upstream``.  Without ``routing`` the upstream takes turns (round robin)
     instead of sending a game's sockets to one process: for tests that need a game's sockets on
     several processes, as happens when a process leaves.  Everything else (timeouts, limits,
     locations) is the file's.  Raises ValueError when a line to replace is not found exactly once."""
@@ -142,7 +143,8 @@ def render_nginx_conf(text: str, *, port: int, backends: list[int], prefix: Path
     if not server_lines:
         raise ValueError(f"{NGINX_CONF.name}: no upstream server lines")
     parameters = server_lines[0]
-    servers = "".join(f"        server 127.0.0.1:{p}{parameters};\n" for p in backends)
+    servers = "".join(f"        server {b if isinstance(b, str) else f'127.0.0.1:{b}'}{parameters};\n"
+                      for b in backends)
     replace(r"(^ *server 127\.0\.0\.1:\d+( [^;]*)?;\n)+", servers)
     # nginx started by root runs its workers as ``user``: the test's own user, who can read the
     # test's files; otherwise the directive means nothing and is dropped.
@@ -166,11 +168,12 @@ def render_nginx_conf(text: str, *, port: int, backends: list[int], prefix: Path
 
 class Nginx(Process):
     """nginx with the repository's production configuration (``deploy/nginx/checkers.conf``, see
-    :func:`render_nginx_conf`) in front of ``backends`` (Daphne ports), serving the collected
-    static files from ``static_root`` (default: ``static`` beside the log) to requests for
-    ``server_names``; each response names its backend in ``X-Upstream``."""
+    :func:`render_nginx_conf`) in front of ``backends`` (Daphne ports on 127.0.0.1, or
+    ``address:port`` texts), serving the collected static files from ``static_root`` (default:
+    ``static`` beside the log) to requests for ``server_names``; each response names its backend
+    in ``X-Upstream``."""
 
-    def __init__(self, log_path: Path, backends: list[int], static_root: Path | None = None,
+    def __init__(self, log_path: Path, backends: list[int | str], static_root: Path | None = None,
                  nofile: int | None = None, routing: bool = True, server_names: str = "127.0.0.1 localhost"):
         super().__init__(log_path, nofile=nofile)
         self.backends = backends
@@ -221,7 +224,7 @@ def prepared() -> dict:
             database_url = urlunparse(urlparse(url)._replace(path=f"/{template}"))
         else:
             database_url = f"sqlite:///{folder / 'db.sqlite3'}"
-        env = {**os.environ, **_site_settings(database_url, "redis://127.0.0.1:6379/0", folder / "static")}
+        env = {**os.environ, **site_settings(database_url, "redis://127.0.0.1:6379/0", folder / "static")}
         commands = [[sys.executable, "manage.py", "migrate", "--noinput"],
                     [sys.executable, "manage.py", "collectstatic", "--noinput"]]
         procs = [subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -275,7 +278,9 @@ def server_database(tmp_dir: Path):
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def _site_settings(database_url: str, redis_url: str, static_root: Path) -> dict:
+def site_settings(database_url: str, redis_url: str, static_root: Path) -> dict:
+    """The settings (environment variables) of a production-like site process on ``database_url``
+    and ``redis_url``, serving the collected static files of ``static_root``."""
     return {
         "DJANGO_SETTINGS_MODULE": "checkers_site.settings",
         "DATABASE_URL": database_url,
@@ -295,7 +300,7 @@ def site_env(database_url: str, redis_url: str, static_root: Path) -> dict:
     :func:`server_database`: migrated already), with a copy of the collected static files in
     ``static_root`` (:func:`prepared`'s)."""
     shutil.copytree(prepared()["static"], static_root, dirs_exist_ok=True)
-    return {**os.environ, **_site_settings(database_url, redis_url, static_root)}
+    return {**os.environ, **site_settings(database_url, redis_url, static_root)}
 
 
 @contextmanager
