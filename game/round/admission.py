@@ -146,7 +146,9 @@ def _base() -> str:
     return f"{settings.REDIS_PREFIX}:sockets"
 
 
-def _instances_key() -> str:
+def instances_key() -> str:
+    """The sorted set of the server processes alive: :data:`INSTANCE` -> Unix seconds until which
+    its last heartbeat says so (written every :data:`HEARTBEAT_S` while it holds a counted socket)."""
     return f"{_base()}:instances"
 
 
@@ -170,7 +172,7 @@ class Keeper:
         now = time.time()
         if self.alive_until - now > HEARTBEAT_S:
             return
-        await _client().zadd(_instances_key(), {INSTANCE: now + INSTANCE_TTL_S})
+        await _client().zadd(instances_key(), {INSTANCE: now + INSTANCE_TTL_S})
         self.alive_until = now + INSTANCE_TTL_S
 
     def add(self, ticket: Ticket) -> None:
@@ -194,9 +196,9 @@ class Keeper:
                        else [ticket for ticket in rotation.next(self.tickets) if ticket in self.tickets])
             try:
                 pipe = _client().pipeline(transaction=False)
-                pipe.zadd(_instances_key(), {INSTANCE: now + INSTANCE_TTL_S})
-                pipe.zremrangebyscore(_instances_key(), "-inf", now)
-                pipe.expire(_instances_key(), 86400)
+                pipe.zadd(instances_key(), {INSTANCE: now + INSTANCE_TTL_S})
+                pipe.zremrangebyscore(instances_key(), "-inf", now)
+                pipe.expire(instances_key(), 86400)
                 for ticket in renewed:
                     for key in ticket.keys:
                         pipe.zadd(key, {ticket.socket_id: now + SOCKET_TTL_S})
@@ -295,7 +297,7 @@ async def _admit_one(key: str, entry: str, limit: int) -> bool:
     full = await _client().eval(_ADMIT, 1, key, *args)
     if full is None:
         return True
-    live = {_text(i) for i in await _client().zrangebyscore(_instances_key(), now, "+inf")} | {INSTANCE}
+    live = {_text(i) for i in await _client().zrangebyscore(instances_key(), now, "+inf")} | {INSTANCE}
     dead = [e for e in map(_text, full) if e.split(":", 1)[0] not in live]
     if not dead:
         return False

@@ -8,6 +8,7 @@ Each is one transaction that checks, decides and writes, and raises
 from __future__ import annotations
 
 import functools
+import hmac
 from datetime import datetime, timedelta
 
 from django.contrib.auth.hashers import check_password, make_password
@@ -28,8 +29,8 @@ from game.round import finisher
 from game.round.progress import Progress
 from game.rules import Color, Termination, ballots
 
-from . import live, scoring
-from .models import Entry, Pairing, Tournament
+from . import live, presence, scoring, seeding
+from .models import Entry, Pairing, Tournament, new_invite_token
 
 #: A player-made arena lasts this many minutes at least and at most.
 MIN_MINUTES, MAX_MINUTES = 10, 240
@@ -65,7 +66,8 @@ def create(player_id: str, name: str, time_control: str, minutes: int, starts_at
     """Create an arena, a Swiss event or a round robin (``system``).  ``player_id`` is the
     creator's (an account's), or empty with a ``schedule_key`` for a scheduled event; ``minutes``
     an arena's duration; ``rounds`` a Swiss event's (a round robin's come from its players);
-    ``password`` (optional) stored hashed; ``ballot``: its games open with a 3-move ballot;
+    ``password`` (optional) stored hashed; a player-made event gets its invite token
+    (:func:`reset_invite`); ``ballot``: its games open with a 3-move ballot;
     ``ballot_pairs`` (a round event's, with the ballot): two games a pairing and round, the ballot's
     colours reversed.  Raises :class:`ActionError` ``bad_time_control``, ``bad_duration``,
     ``bad_rounds``, ``bad_system``, ``bad_ballot_pairs``, ``bad_start``, ``sign_in_required``,
@@ -98,7 +100,8 @@ def create(player_id: str, name: str, time_control: str, minutes: int, starts_at
         return Tournament.objects.create(
             name=name, time_control=str(control), minutes=minutes, starts_at=starts_at, rated=bool(rated),
             created_by=player_id, schedule_key=schedule_key, password=make_password(password) if password else "",
-            system=system, rounds=rounds, ballot=bool(ballot), ballot_pairs=bool(ballot_pairs))
+            invite=new_invite_token() if schedule_key is None else "", system=system, rounds=rounds,
+            ballot=bool(ballot), ballot_pairs=bool(ballot_pairs))
 
 
 def round_minutes(control: TimeControl, rounds: int) -> int:
@@ -136,11 +139,15 @@ def cancel(tournament_id: str, player_id: str) -> Tournament:
         return tournament
 
 
-def join(tournament_id: str, player_id: str, name: str, password: str = "") -> Entry:
-    """Join an arena (or come back to it after a withdrawal: the score is kept); a player is in
-    one arena at a time, paused in any other.  A rated arena takes signed-in players only.
-    Raises :class:`ActionError` ``no_such_tournament``, ``no_session``, ``bad_name``,
-    ``tournament_over``, ``bad_password``, ``sign_in_required``, ``playban``."""
+def join(tournament_id: str, player_id: str, name: str, password: str = "", invite: str = "") -> Entry:
+    """Join a tournament (or come back to it after a withdrawal or an absence: the score is kept);
+    a player is in one event at a time, paused in any other.  A rated event takes signed-in players
+    only.  A passworded event asks for its password the first time, unless ``invite`` is its
+    invite token (:func:`reset_invite`); an ``invite`` given is checked either way.  A Swiss event
+    under way takes a late entrant (:func:`game.tournaments.seeding.enter_late`) until its last two
+    rounds.  Raises :class:`ActionError` ``no_such_tournament``, ``no_session``, ``bad_name``,
+    ``tournament_over``, ``already_started``, ``late_entry_closed``, ``tournament_full``,
+    ``bad_invite``, ``bad_password``, ``sign_in_required``, ``playban``."""
     if not player_id:
         raise ActionError("no_session", _("Your browser session has no player id."))
     name = clean_name(name)
@@ -149,11 +156,9 @@ def join(tournament_id: str, player_id: str, name: str, password: str = "") -> E
         if tournament.status not in (Tournament.Status.CREATED, Tournament.Status.STARTED) \
                 or timezone.now() >= tournament.ends_at:
             raise ActionError("tournament_over", _("This tournament is over."))
-        if tournament.system != Tournament.System.ARENA:
-            _check_round_join(tournament, player_id)
+        late = tournament.system != Tournament.System.ARENA and _check_round_join(tournament, player_id)
         entry = Entry.objects.select_for_update().filter(tournament=tournament, player_id=player_id).first()
-        if entry is None and tournament.password and not check_password(password, tournament.password):
-            raise ActionError("bad_password", _("That is not the tournament's password."))
+        _check_admission(tournament, entry, password, invite)
         control = TimeControl.parse(tournament.time_control)
         if tournament.rated:
             ratings.check_rated(control, player_id)
@@ -161,28 +166,66 @@ def join(tournament_id: str, player_id: str, name: str, password: str = "") -> E
         if entry is None:
             category = category_of(control)
             rating = round(ratings.current(player_id, category).rating) if category else 1500
-            return Entry.objects.create(tournament=tournament, player_id=player_id, name=name, rating=rating,
-                                        free_since=timezone.now())
-        if entry.withdrawn:
+            entry = Entry.objects.create(tournament=tournament, player_id=player_id, name=name, rating=rating,
+                                         free_since=timezone.now())
+        elif entry.withdrawn or entry.away:
             playing = Pairing.objects.filter(tournament=tournament, scored=False).filter(
                 _seated(player_id)).exists()
-            entry.withdrawn = False
+            entry.withdrawn = entry.away = False
             entry.free_since = None if playing else timezone.now()
-            entry.save(update_fields=["withdrawn", "free_since"])
-        return entry
+            entry.save(update_fields=["withdrawn", "away", "free_since"])
+        return seeding.enter_late(tournament, entry) if late else entry
 
 
-def _check_round_join(tournament: Tournament, player_id: str) -> None:
-    """A Swiss event or round robin is joined before its start only (a player who withdrew after
-    the start may come back, to the next round), and a round robin takes :data:`ROUND_ROBIN_MAX`
-    players."""
+def check_invite(tournament: Tournament, token: str) -> None:
+    """Whether ``token`` is ``tournament``'s current invite token (compared in constant time).
+    Raises :class:`ActionError` ``bad_invite`` (a wrong link, or one its creator replaced)."""
+    if not (token and tournament.invite and hmac.compare_digest(token.encode(), tournament.invite.encode())):
+        raise ActionError("bad_invite", _("This invite link is not valid (any more): ask the tournament's "
+                                          "creator for the new one."))
+
+
+def _check_admission(tournament: Tournament, entry: Entry | None, password: str, invite: str) -> None:
+    """An invite given must be the tournament's current one (:func:`check_invite`); without it, a
+    newcomer to a passworded event gives the password (``bad_password``)."""
+    if invite:
+        check_invite(tournament, invite)
+    if entry is None and not invite and tournament.password and not check_password(password, tournament.password):
+        raise ActionError("bad_password", _("That is not the tournament's password."))
+
+
+def reset_invite(tournament_id: str, player_id: str) -> Tournament:
+    """Give a player-made tournament a new invite token (its creator only, before its end): the old
+    link admits nobody any more.  Raises :class:`ActionError` ``no_such_tournament``,
+    ``not_creator``, ``tournament_over``."""
+    with transaction.atomic():
+        tournament = load_locked(tournament_id)
+        if not player_id or tournament.created_by != player_id:
+            raise ActionError("not_creator", _("Only the tournament's creator may change its invite link."))
+        if tournament.status not in (Tournament.Status.CREATED, Tournament.Status.STARTED):
+            raise ActionError("tournament_over", _("This tournament is over."))
+        tournament.invite = new_invite_token()
+        tournament.save(update_fields=["invite"])
+        return tournament
+
+
+def _check_round_join(tournament: Tournament, player_id: str) -> bool:
+    """A Swiss event or round robin is joined before its start, or (a Swiss event) as a late entry
+    while :func:`game.tournaments.seeding.late_entry_open`; a player numbered in it who withdrew
+    may come back, to the next round; a round robin takes :data:`ROUND_ROBIN_MAX` players.
+    Returns whether the join is a late entry."""
     known = Entry.objects.filter(tournament=tournament, player_id=player_id).filter(
         Q(number__isnull=False) | Q(tournament__status=Tournament.Status.CREATED)).exists()
     if tournament.status != Tournament.Status.CREATED and not known:
+        if seeding.late_entry_open(tournament):
+            return True
+        if tournament.system == Tournament.System.SWISS:
+            raise ActionError("late_entry_closed", _("Late entries close before the last two rounds."))
         raise ActionError("already_started", _("The tournament has started: it can no longer be joined."))
     if tournament.system == Tournament.System.ROUND_ROBIN and not known \
             and Entry.objects.filter(tournament=tournament).count() >= ROUND_ROBIN_MAX:
         raise ActionError("tournament_full", _("This round robin is full."))
+    return False
 
 
 def _leave_others(tournament: Tournament, player_id: str) -> None:
@@ -267,7 +310,9 @@ def never_moved(game: Game, side: Color) -> bool:
 
 def record(game_id: str) -> Pairing | None:
     """Score the end of an arena game (once: a second call changes nothing): each player's points,
-    streak, games and performance, and both free to pair again; a game that ended after the
+    streak, games and performance, and both free to pair again, but a player who never moved
+    (:func:`never_moved`: withdrawn) or who is gone (:func:`game.tournaments.presence.gone`: paused
+    as ``away`` until a page of the arena opens again, :func:`back`); a game that ended after the
     arena's end, was aborted, or was not played for (:func:`played_for`) scores nothing.  Returns
     the pairing, or None for a game of no arena or one not over."""
     with transaction.atomic():
@@ -291,11 +336,33 @@ def record(game_id: str) -> Pairing | None:
             setattr(pairing, f"{side.name.lower()}_points", points if counts else None)
             entry.last_opponent = opponent
             entry.withdrawn = entry.withdrawn or never_moved(game, side)
-            entry.free_since = None if entry.withdrawn else now
+            # Checked under the entry's row lock, which a page coming back takes too (back()).
+            entry.away = entry.away or (not entry.withdrawn and tournament.status == Tournament.Status.STARTED
+                                        and presence.gone(tournament.id, player, game.id, side,
+                                                          game.created_at.timestamp()))
+            entry.free_since = None if entry.withdrawn or entry.away else now
             entry.save()
         pairing.scored = True
         pairing.save()
         return pairing
+
+
+def back(tournament_id: str, player_id: str) -> bool:
+    """A page of the tournament opened by ``player_id`` (its socket counted present first,
+    :func:`game.tournaments.presence.enter`): an arena player paused as away is paired again
+    from now on (free at once unless a game of theirs is in play).  Returns whether they were
+    away."""
+    with transaction.atomic():
+        entry = Entry.objects.select_for_update().filter(tournament_id=tournament_id, player_id=player_id,
+                                                         away=True).first()
+        if entry is None:
+            return False
+        entry.away = False
+        playing = Pairing.objects.filter(tournament_id=tournament_id, scored=False).filter(
+            _seated(player_id)).exists()
+        entry.free_since = None if entry.withdrawn or playing else timezone.now()
+        entry.save(update_fields=["away", "free_since"])
+        return True
 
 
 def played_for(game: Game) -> bool:

@@ -32,7 +32,7 @@ from game.ratings import games as ratings
 from game.round import actions
 from game.rules import ballots
 
-from . import arena, live, pairing, signals, standings, swiss
+from . import arena, live, pairing, seeding, signals, standings, swiss
 from .models import Entry, Pairing, Tournament
 
 log = logging.getLogger(__name__)
@@ -104,16 +104,21 @@ def _round_locked(tournament_id: str) -> list[Game]:
         live.changed(tournament_id)     # the board shows the return games
     if returns or Pairing.objects.filter(tournament=tournament, scored=False).exists():
         return returns
-    try:
-        seatings = swiss.next_round(tournament) if tournament.round < tournament.rounds else None
-    except ValueError:
-        log.warning("tournaments: no legal pairing for round %s of %s", tournament.round + 1, tournament_id)
-        seatings = None
+    with transaction.atomic():
+        # Under the row lock a late entry takes too: an entrant is in this round's pairing, or
+        # enters after it (their byes counting it).
+        tournament = Tournament.objects.select_for_update().get(pk=tournament_id)
+        try:
+            seatings = swiss.next_round(tournament) if tournament.round < tournament.rounds else None
+        except ValueError:
+            log.warning("tournaments: no legal pairing for round %s of %s", tournament.round + 1, tournament_id)
+            seatings = None
+        if seatings:
+            tournament.round += 1
+            Tournament.objects.filter(pk=tournament_id).update(round=tournament.round)
     if not seatings:
         finish(tournament_id)
         return []
-    tournament.round += 1
-    Tournament.objects.filter(pk=tournament_id).update(round=tournament.round)
     # One ballot a round, drawn from the approved ones: every board plays it.
     ballot = ballots.random_ballot().number if tournament.ballot else None
     started = []
@@ -318,7 +323,7 @@ def _begin(tournament: Tournament, now: datetime) -> None:
     tournament.status = Tournament.Status.STARTED
     Entry.objects.filter(tournament_id=tournament.id, withdrawn=False).update(free_since=now)
     if tournament.system != Tournament.System.ARENA:
-        players = swiss.number_players(tournament)
+        players = seeding.number_players(tournament)
         if tournament.system == Tournament.System.ROUND_ROBIN:
             tournament.rounds = swiss.round_robin_rounds(len(players))
             Tournament.objects.filter(pk=tournament.id).update(rounds=tournament.rounds)

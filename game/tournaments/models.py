@@ -24,6 +24,12 @@ def new_tournament_id() -> str:
     return "".join(secrets.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
 
 
+def new_invite_token() -> str:
+    """A fresh invite token of a player-made tournament: 22 URL-safe characters, 128 random bits
+    (unguessable: an invite link admits its holder without the password)."""
+    return secrets.token_urlsafe(16)
+
+
 class Tournament(models.Model):
     """An arena: ``time_control`` (live, ``M+S``), from ``starts_at`` for ``minutes``.
 
@@ -31,7 +37,9 @@ class Tournament(models.Model):
     standings frozen) or ``cancelled`` (by its creator, before the start).  ``created_by``: the
     creator's player id, or empty for a scheduled event, whose ``schedule_key`` (unique) names its
     slot so that two processes never create the same one.  ``password``: a hash (Django's
-    password hashers), or empty for an open event.  ``ballot``: its games open with a 3-move
+    password hashers), or empty for an open event.  ``invite``: a player-made event's invite token
+    (:func:`new_invite_token`; its link admits without the password; the creator may replace it),
+    empty for a scheduled event.  ``ballot``: its games open with a 3-move
     ballot (an arena's each drawn at random, a round event's one per round); ``ballot_pairs``
     (a round event's only): each pairing of a round plays its ballot twice, colours reversed.
     """
@@ -57,6 +65,7 @@ class Tournament(models.Model):
     created_by = models.CharField(max_length=32, blank=True, default="")
     schedule_key = models.CharField(max_length=40, null=True, blank=True, unique=True)
     password = models.CharField(max_length=128, blank=True, default="")
+    invite = models.CharField(max_length=32, blank=True, default="")
     system = models.CharField(max_length=12, choices=System.choices, default=System.ARENA)
     rounds = models.PositiveSmallIntegerField(default=0)
     round = models.PositiveSmallIntegerField(default=0)
@@ -89,9 +98,12 @@ class Entry(models.Model):
     ``draws``, ``opponents_rating`` (the sum of the opponents' ratings, for the performance rating),
     ``rating`` (the player's rating at joining), ``last_opponent`` (the player id last met, not met
     again at once when avoidable); ``withdrawn``: not paired any more (they may come back);
-    ``free_since``: when they last became free to pair (None while in a game).  In a Swiss event or
-    a round robin: ``number``, the starting number (1 for the highest rated, given at the start) and
-    ``bye_round``, the round of their bye (one at most); ``score`` is then in half points.
+    ``free_since``: when they last became free to pair (None while in a game); ``away``: an arena
+    player who had no page of the arena open when their game ended, not paired until one opens
+    again.  In a Swiss event or a round robin: ``number``, the starting number (1 for the highest
+    rated, given at the start, or at a late entry), ``bye_round``, the round of their bye (one at
+    most), and ``first_round``, the first round they could be paired in (a late entrant's: the
+    rounds before it are half-point byes); ``score`` is then in half points.
     """
 
     tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entries")
@@ -107,8 +119,10 @@ class Entry(models.Model):
     last_opponent = models.CharField(max_length=32, blank=True, default="")
     withdrawn = models.BooleanField(default=False)
     free_since = models.DateTimeField(null=True, blank=True)
+    away = models.BooleanField(default=False)
     number = models.PositiveSmallIntegerField(null=True, blank=True)
     bye_round = models.PositiveSmallIntegerField(null=True, blank=True)
+    first_round = models.PositiveSmallIntegerField(default=1)
     joined_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

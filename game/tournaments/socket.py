@@ -1,8 +1,10 @@
 """The tournament page's socket: the standings, the paired player's game, and the chat.
 
-``/ws/tournament/<id>/`` joins the tournament's group and its player's (:mod:`game.tournaments.live`)
-and forwards ``standings`` (what :func:`game.tournaments.standings.public` returns, at most once a
-second) and, to a paired player's sockets only, ``paired`` (``game``, ``url``).  It sends the chat
+``/ws/tournament/<id>/`` joins the tournament's group and its player's (:mod:`game.tournaments.live`);
+an entrant's socket counts them present on the tournament (:mod:`game.tournaments.presence`) and
+brings back an arena player paused as away (:func:`game.tournaments.arena.back`).  It forwards
+``standings`` (what :func:`game.tournaments.standings.public` returns, at most once a second) and,
+to a paired player's sockets only, ``paired`` (``game``, ``url``).  It sends the chat
 (``chat``, ``lines``: :func:`game.tournaments.chat.history` when it opens, if there is any, then
 each new line), but the lines of the players its account blocks (read when it opens, and again
 with a line that comes :data:`game.round.hiding.REREAD_S` seconds or more after).
@@ -34,8 +36,8 @@ from game.round import chat as game_chat
 from game.round.hiding import REREAD_S
 from game.sockets import ProtocolError, decode_frame, in_db_thread
 
-from . import chat, live, standings
-from .models import Tournament
+from . import arena, chat, live, presence, standings
+from .models import Entry, Tournament
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +64,8 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
     player: str | None
     hidden: frozenset[str] = frozenset()
     hidden_at: float = 0.0
+    #: An entrant's socket, counted in the tournament's presence (:mod:`game.tournaments.presence`).
+    present: bool = False
 
     async def connect(self):
         self.groups_joined = []
@@ -78,11 +82,16 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
         if over is not None:
             await self.close(code=CLOSE_TOO_MANY_SOCKETS)
             return
-        exists = await in_db_thread(Tournament.objects.filter(pk=tournament_id).exists)()
+        exists, entrant = await in_db_thread(_found)(tournament_id, player)
         if not exists:
             await self.close(code=CLOSE_NO_SUCH_TOURNAMENT)
             return
         try:
+            if entrant and player:     # counted present first: a game's end from now on sees this page
+                self.present = True
+                await presence.enter(tournament_id, player, self.channel_name)
+                if await in_db_thread(arena.back)(tournament_id, player):
+                    await in_db_thread(live.changed)(tournament_id)
             for name in [live.group(tournament_id)] + ([live.player_group(tournament_id, player)] if player else []):
                 await self.channel_layer.group_add(name, self.channel_name)
                 self.groups_joined.append(name)
@@ -98,7 +107,11 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
             raise
 
     async def leave(self) -> None:
-        """Leave the groups joined and give back the socket's place in its limits."""
+        """Leave the groups joined, the tournament's presence, and give back the socket's place in
+        its limits."""
+        if self.present and self.player:
+            self.present = False
+            await presence.leave(self.tournament_id, self.player, self.channel_name)
         groups, self.groups_joined = self.groups_joined, []
         for name in groups:
             try:
@@ -168,6 +181,13 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
     async def tournament_paired(self, event):
         """``tournament.paired`` from :func:`game.tournaments.live.paired`: this player's new game."""
         await self.send_json({"type": "paired", "game": event["game"], "url": event["url"]})
+
+
+def _found(tournament_id: str, player_id: str | None) -> tuple[bool, bool]:
+    """Whether the tournament exists, and whether ``player_id`` is one of its entrants."""
+    exists = Tournament.objects.filter(pk=tournament_id).exists()
+    return exists, bool(exists and player_id and Entry.objects.filter(tournament_id=tournament_id,
+                                                                      player_id=player_id).exists())
 
 
 def chat_text(data: dict[str, Any]) -> str:

@@ -11,7 +11,7 @@ from django.utils.crypto import salted_hmac
 from game.models import Game
 from game.rules import ballots
 
-from . import scoring
+from . import scoring, tiebreaks
 from .models import Entry, Pairing, Tournament
 
 #: Rows of the standings a page is sent (the rest are on the full list).
@@ -38,12 +38,13 @@ def row_key(tournament_id: str, player_id: str) -> str:
 
 def row(rank: int, entry: Entry, playing: set[str]) -> dict[str, Any]:
     """One row of the standings: rank (from 1), ``player`` (:func:`row_key`), name, score, streak
-    (``fire``: the next win counts double), games, performance, withdrawn and playing now."""
+    (``fire``: the next win counts double), games, performance, withdrawn (or paused as away) and
+    playing now."""
     return {"rank": rank, "player": row_key(entry.tournament_id, entry.player_id), "name": entry.name,
             "score": entry.score,
             "fire": scoring.on_fire(entry.streak), "games": entry.games,
             "performance": scoring.performance(entry.opponents_rating, entry.games, entry.wins, entry.draws),
-            "withdrawn": entry.withdrawn, "playing": entry.player_id in playing}
+            "withdrawn": entry.withdrawn or entry.away, "playing": entry.player_id in playing}
 
 
 def public(tournament_id: str) -> dict[str, Any]:
@@ -83,24 +84,31 @@ def games_of(tournament_id: str) -> list[Game]:
 
 def table(tournament: Tournament) -> list[dict[str, Any]]:
     """A Swiss event's or round robin's standings from its stored games, best first: ``rank``,
-    ``player``, ``name``, ``score`` (points: a win 1, a draw 0.5, a bye 1), ``buchholz`` (the sum
-    of the opponents' scores), ``sonneborn_berger`` (each opponent's score times one's result
-    against them), ``games``, ``bye`` (its round or None), ``withdrawn``.  Ties: Buchholz, then
-    Sonneborn-Berger, then the starting number.  A bye adds to one's score, not to a tie-break.
-    In ballot pairs the score is both games' sum; an opponent counts once in the Buchholz, and
-    each game in the Sonneborn-Berger."""
+    ``player``, ``name``, ``score`` (points: a win 1, a draw 0.5, a bye 1, a late entrant's
+    half-point bye 0.5), ``buchholz`` and ``sonneborn_berger`` (:func:`game.tournaments.tiebreaks.compute`:
+    FIDE's, unplayed rounds counted as its tie-break regulations say), ``games``, ``bye`` (its
+    round or None), ``withdrawn``.  Ties: Buchholz, then Sonneborn-Berger, then the starting
+    number.  In ballot pairs the score is both games' sum; an opponent counts once a round in the
+    Buchholz, and each game in the Sonneborn-Berger."""
     entries = list(Entry.objects.filter(tournament=tournament))
-    half = {e.player_id: e.score for e in entries}
-    buchholz = dict.fromkeys(half, 0)
-    berger = dict.fromkeys(half, 0)
-    for p in Pairing.objects.filter(tournament=tournament, scored=True):
-        for me, other, got in ((p.black, p.white, p.black_points), (p.white, p.black, p.white_points)):
-            buchholz[me] += half.get(other, 0) if p.leg == 1 else 0
-            berger[me] += half.get(other, 0) * (got or 0)
-    entries.sort(key=lambda e: (-e.score, -buchholz[e.player_id], -berger[e.player_id], e.number or 10**4,
+    scored = Pairing.objects.filter(tournament=tournament, round__isnull=False).values_list(
+        "round", "black", "white", "black_points", "white_points", "scored", "game__status")
+    games: list[tiebreaks.Game] = []
+    playing: set[str] = set()
+    for round_number, black, white, black_points, white_points, done, status in scored:
+        if not done:
+            playing.update((black, white))
+            continue
+        games.append(tiebreaks.Game(round_number or 0, black, white, black_points or 0, white_points or 0,
+                                    played=status != Game.Status.ABORTED))
+    players = [tiebreaks.Player(e.player_id, e.score, e.first_round, e.bye_round, e.player_id in playing)
+               for e in entries]
+    values = tiebreaks.compute(players, games, tournament.round, 4 if tournament.ballot_pairs else 2,
+                               swiss=tournament.system == Tournament.System.SWISS)
+    entries.sort(key=lambda e: (-e.score, -values[e.player_id][0], -values[e.player_id][1], e.number or 10**4,
                                 e.joined_at))
     return [{"rank": rank, "player": e.player_id, "name": e.name, "score": e.score / 2,
-             "buchholz": buchholz[e.player_id] / 2, "sonneborn_berger": berger[e.player_id] / 4,
+             "buchholz": values[e.player_id][0] / 2, "sonneborn_berger": values[e.player_id][1] / 4,
              "games": e.games, "bye": e.bye_round, "withdrawn": e.withdrawn}
             for rank, e in enumerate(entries, start=1)]
 

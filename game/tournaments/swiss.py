@@ -3,7 +3,8 @@
 Points are kept in half points (a win 2, a draw 1, a loss 0, a bye 2), shown halved.  Who meets
 whom is :mod:`game.tournaments.swiss_pairing` (FIDE Dutch, Berger tables); when a round starts and
 its games are created is :mod:`game.tournaments.jobs` (under the tournament's lock in Redis).
-Creating, joining and withdrawing are the arena's actions (:mod:`game.tournaments.arena`).
+Creating, joining and withdrawing are the arena's actions (:mod:`game.tournaments.arena`); the
+starting numbers and late entries :mod:`game.tournaments.seeding`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from django.utils import timezone
 from game.models import Game
 from game.rules import Color, Termination
 
-from . import arena, swiss_pairing
+from . import arena, seeding, swiss_pairing
 from .models import Entry, Pairing, Tournament
 
 #: Half points of a win, a draw, a loss and a bye.
@@ -70,17 +71,6 @@ def record(game_id: str) -> Pairing | None:
         return pairing
 
 
-def number_players(tournament: Tournament) -> list[Entry]:
-    """Give the starting numbers at the first round: the players present, the highest rated 1
-    (the earlier joined first among equals).  Returns them in number order."""
-    entries = sorted(Entry.objects.filter(tournament=tournament, withdrawn=False),
-                     key=lambda e: (-e.rating, e.joined_at, e.pk))
-    for number, entry in enumerate(entries, start=1):
-        entry.number = number
-        Entry.objects.filter(pk=entry.pk).update(number=number)
-    return entries
-
-
 @dataclass(frozen=True)
 class Seating:
     """A board of the next round in entries: ``black`` moves first; ``white`` None is a bye."""
@@ -91,7 +81,10 @@ class Seating:
 
 def _histories(tournament: Tournament, entries: list[Entry]) -> list[swiss_pairing.Standing]:
     """Each numbered player's history (colours, floats, byes, opponents) from the stored rounds.
-    In ballot pairs a round's colour and float are its first game's, and its points both games'."""
+    In ballot pairs a round's colour and float are its first game's, and its points both games'.
+    A round without a game of one's own (a bye, a late entrant's half-point bye, a round not
+    paired) is a float down, as the Dutch rules count it; a late entrant's missed rounds score
+    their half-point byes."""
     number = {e.player_id: e.number or 0 for e in entries}
     points = dict.fromkeys(number, 0)
     colours: dict[str, list[str]] = {p: [] for p in number}
@@ -110,8 +103,11 @@ def _histories(tournament: Tournament, entries: list[Entry]) -> list[swiss_pairi
                     opponents[me].add(number[other])
         for e in entries:
             if e.bye_round == round_number:
-                floats[e.player_id].append("down")
                 points[e.player_id] += bye_points(tournament)
+            elif round_number < e.first_round:
+                points[e.player_id] += seeding.half_bye_points(tournament)
+            if len(floats[e.player_id]) < round_number:
+                floats[e.player_id].append("down")
     return [swiss_pairing.Standing(number[e.player_id], e.rating, points[e.player_id], tuple(colours[e.player_id]),
                                    tuple(floats[e.player_id]), int(e.bye_round is not None),
                                    frozenset(opponents[e.player_id])) for e in entries]

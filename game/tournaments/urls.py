@@ -18,4 +18,6 @@ urlpatterns = [
     re_path(rf"^tournaments/{ID}/withdraw$", views.withdraw, name="tournament_withdraw"),
     re_path(rf"^tournaments/{ID}/berserk$", views.berserk, name="tournament_berserk"),
     re_path(rf"^tournaments/{ID}/cancel$", views.cancel, name="tournament_cancel"),
+    re_path(rf"^tournaments/{ID}/invite/(?P<token>[A-Za-z0-9_-]{{1,64}})$", views.invite, name="tournament_invite"),
+    re_path(rf"^tournaments/{ID}/invite$", views.new_invite, name="tournament_new_invite"),
 ]

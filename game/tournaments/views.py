@@ -4,6 +4,8 @@
   signed-in player creates one (``sign_in_required`` otherwise).
 - ``GET /tournaments/<id>``: the arena's page (countdown, standings, top games, buttons; a finished
   one's podium and games); its socket (:mod:`game.tournaments.socket`) keeps it live.
+- ``GET /tournaments/<id>/invite/<token>``: a player-made tournament's invite link (its page, with
+  a join that needs no password); ``POST /tournaments/<id>/invite``: its creator replaces it.
 - ``POST /tournaments/<id>/join|withdraw|berserk|cancel``: the actions of
   :mod:`game.tournaments.arena`; a refusal is shown to its sender only (a message on the page it
   is sent back to); ``berserk`` sends the player back to their game.
@@ -18,6 +20,7 @@ from django.contrib import messages
 from django.db import transaction
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST, require_safe
@@ -30,7 +33,7 @@ from game.names import display_name
 from game.round import chat as game_chat
 from game.round.fanout import publish_sync
 
-from . import arena, chat, jobs, live, standings
+from . import arena, chat, jobs, live, seeding, standings
 from .forms import ArenaForm
 from .models import Entry, Tournament
 
@@ -97,19 +100,40 @@ def new(request):
 @require_safe
 def page(request, tournament_id: str):
     """A tournament's page (an arena's, a Swiss event's or a round robin's)."""
+    return _page(request, _tournament_or_404(tournament_id))
+
+
+@require_safe
+def invite(request, tournament_id: str, token: str):
+    """A player-made tournament's invite link: its page with a join that needs no password; a
+    wrong or replaced link goes to the plain page with the refusal (``bad_invite``) shown."""
     tournament = _tournament_or_404(tournament_id)
+    try:
+        arena.check_invite(tournament, token)
+    except ActionError as exc:
+        messages.error(request, exc.message)
+        return redirect("tournament", tournament_id=tournament.id)
+    return _page(request, tournament, invite=token)
+
+
+def _page(request, tournament: Tournament, invite: str = ""):
     pid = player_id(request)
     data = standings.public(tournament.id)
     entry = Entry.objects.filter(tournament=tournament, player_id=pid).first()
     mine = arena.current_pairing(tournament.id, pid) if entry else None
     you = standings.row_key(tournament.id, pid)
     over = tournament.status == Tournament.Status.FINISHED
+    is_creator = tournament.created_by == pid
+    open_ = tournament.status in (Tournament.Status.CREATED, Tournament.Status.STARTED)
     return render(request, "tournaments/page.html", {
         "tournament": tournament, "data": data, "entry": entry, "mine": mine, "you": you,
         "rounds_event": tournament.system != Tournament.System.ARENA,
         "podium": data["standings"][:3] if over else [],
         "games": standings.games_of(tournament.id) if over else [],
-        "is_creator": tournament.created_by == pid,
+        "is_creator": is_creator, "invite": invite,
+        "invite_url": request.build_absolute_uri(reverse("tournament_invite", args=[tournament.id, tournament.invite]))
+        if is_creator and open_ and tournament.invite else "",
+        "late_entry": seeding.late_entry_open(tournament) and entry is None,
         # A rated event takes accounts only (arena.join): a guest is sent to sign in instead of a Join that fails.
         "guest_refused": tournament.rated and entry is None and not identity.account_name(request.session),
         "chat": chat.history(tournament.id, chat.blocked(pid)), "chat_max": game_chat.MAX_CHARS,
@@ -135,13 +159,14 @@ def join(request, tournament_id: str):
     with a message saying when to try again, before any password is checked."""
     pid, name = player_id(request), _name(request)
     password = request.POST.get("password", "")[:60]
+    token = request.POST.get("invite", "")[:64]
     if Tournament.objects.filter(pk=tournament_id).exclude(password="").exists():
         wait = http_limits.retry_after(http_limits.TOURNAMENT_JOIN, pid, http_limits.client_address(request))
         if wait is not None:
             messages.error(request, str(lazy_text(_("Too many tries to join this tournament; try again in "
                                                     "%(seconds)s s."), seconds=wait)))
             return redirect("tournament", tournament_id=tournament_id)
-    _act(request, tournament_id, lambda: arena.join(tournament_id, pid, name, password))
+    _act(request, tournament_id, lambda: arena.join(tournament_id, pid, name, password, invite=token))
     return redirect("tournament", tournament_id=tournament_id)
 
 
@@ -165,6 +190,14 @@ def berserk(request, tournament_id: str):
 
     if _act(request, tournament_id, act) and pairing is not None:
         return redirect("game", game_id=pairing.game_id)
+    return redirect("tournament", tournament_id=tournament_id)
+
+
+@require_POST
+def new_invite(request, tournament_id: str):
+    """The creator replaces the invite link (the old one admits nobody any more)."""
+    pid = player_id(request)
+    _act(request, tournament_id, lambda: arena.reset_invite(tournament_id, pid))
     return redirect("tournament", tournament_id=tournament_id)
 
 

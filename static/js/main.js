@@ -15,7 +15,7 @@ import { ChatView } from './view/chat.js';
 import { ForecastView } from './view/forecast.js';
 import { renderAnalyseLink } from './view/analyse-link.js';
 import { wireReplay } from './view/replay.js';
-import { gettext } from './i18n.js';
+import { wireCopy } from './copy.js';
 import { Settings } from './settings.js';
 import { SoundPlayer, SoundCues } from './sound.js';
 
@@ -30,46 +30,6 @@ function readConfig() {
     console.error('checkers: unreadable game-config', err);
     return null;
   }
-}
-
-async function copyText(input) {
-  const value = input.value;
-  if (navigator.clipboard && window.isSecureContext) {
-    try {
-      await navigator.clipboard.writeText(value);
-      return true;
-    } catch (err) {
-      /* fall back below */
-    }
-  }
-  input.focus();
-  input.select();
-  input.setSelectionRange(0, value.length);
-  try {
-    return document.execCommand('copy');
-  } catch (err) {
-    return false;
-  }
-}
-
-function wireInvite() {
-  const button = document.getElementById('copy-invite');
-  const input = document.getElementById('invite-url');
-  if (!button || !input) return;
-  const label = button.textContent;
-  let timer = null;
-  input.addEventListener('focus', () => input.select());
-  button.addEventListener('click', async () => {
-    const ok = await copyText(input);
-    button.textContent = ok ? gettext('Copied!') : gettext('Press Ctrl+C');
-    button.classList.toggle('copied', ok);
-    if (!ok) input.select();
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      button.textContent = label;
-      button.classList.remove('copied');
-    }, 2000);
-  });
 }
 
 /** The views a redraw renders, in this order (a view not built yet is skipped). */
@@ -291,7 +251,7 @@ export function mountGame() {
   const views = {};
   const ctrl = new Ctrl(config, () => redrawAll(ctrl, views));
   buildViews(ctrl, boardEl, views, life.signal);
-  wireInvite();
+  wireCopy(byId('copy-invite'), byId('invite-url'));
   wireReplay(ctrl.replay, () => true, life.signal);
   const socket = gameSocket(ctrl, config);
   ctrl.socket = socket;

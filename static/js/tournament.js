@@ -6,6 +6,7 @@
 import { gettext, interpolate } from './i18n.js';
 import { follow, send } from './arena_socket.js';
 import { SoundPlayer } from './sound.js';
+import { wireCopy } from './copy.js';
 
 const config = JSON.parse(document.getElementById('tournament-config').textContent);
 const sounds = new SoundPlayer();
@@ -184,6 +185,7 @@ chatForm?.addEventListener('submit', (event) => {
   }
 });
 
+wireCopy(document.getElementById('copy-tournament-invite'), document.getElementById('tournament-invite-url'));
 tickCountdown();
 setInterval(tickCountdown, 1000);
 if (status === 'created' || status === 'started') follow(config.wsPath, {

@@ -2,7 +2,8 @@
 (a real ``rqworker`` with RQ's scheduler) starts it and pairs them, both pages go to the game by
 themselves, one goes berserk and the other hears of it, the game ends and a spectator sees the
 standings move without a reload; the finished arena shows its podium.  Every tournament page has
-no axe violations."""
+no axe violations: a Swiss round's pairing board, the creator's invite link, and a late entry
+into a Swiss through that link (no password asked)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from playwright.sync_api import Page, expect
 from tests.browser.conftest import ROOT
 from tests.browser.test_accessibility import assert_clean
 from tests.browser.test_game_actions import resign
+from tests.browser.test_rated_games import PASSWORD, log_in
 
 CREATE_ARENA = """
 from django.utils import timezone
@@ -164,3 +166,53 @@ def test_an_entrant_writes_in_the_arena_chat_and_a_spectator_reads_it(server, se
     expect(carol.locator("#tournament-chat-lines li")).to_have_count(1)
     assert_clean(alice, "an arena's chat, an entrant's")
     assert_clean(carol, "an arena's chat, a spectator's")
+
+
+INVITED_SWISS = """
+import uuid
+from django.contrib.auth.models import User
+from django.utils import timezone
+from game.models import Account
+from game.tournaments import arena, jobs
+from game.tournaments.models import Tournament
+from tests.ratings.helpers import account
+user = User.objects.create_user(username={creator!r}, password={password!r})
+creator = Account.objects.create(user=user, player_id=uuid.uuid4().hex).player_id
+t = arena.create(creator, "Friends Swiss", "3+0", 0, timezone.now(), rated=False, password="sesame",
+                 system=Tournament.System.SWISS, rounds=4)
+tag = uuid.uuid4().hex[:6]
+for i in range(3):
+    arena.join(t.id, account(f"friend{{i}}{{tag}}"), f"friend{{i}}", password="sesame")
+jobs.tick(t.id)
+print(t.id)
+"""
+
+
+#: A phone held upright: the invite panel's long link and buttons wrap there (landscape and the
+#: desktop width were looked at when it was made; the Swiss board's test checks both orientations).
+PHONE = {"width": 390, "height": 844}
+
+
+def test_the_creators_invite_link_lets_a_guest_enter_a_passworded_swiss_late(server, server_env, new_context):
+    tournament_id = shell(server_env, INVITED_SWISS.format(creator="swissinviter", password=PASSWORD))
+    creator = new_context().new_page()
+    creator.set_viewport_size(PHONE)
+    log_in(server, creator, "swissinviter")
+    creator.goto(f"{server.url}/tournaments/{tournament_id}")
+    link = creator.locator("#tournament-invite-url").input_value()
+    assert re.fullmatch(rf"{re.escape(server.url)}/tournaments/{tournament_id}/invite/[\w-]{{22}}", link)
+    assert_clean(creator, "a Swiss's page, its creator's, with the invite link")
+    guest = new_context().new_page()
+    guest.set_viewport_size(PHONE)
+    guest.goto(link)
+    expect(guest.locator("#late-entry")).to_contain_text("you play from round 2")
+    expect(guest.locator("#arena-password")).to_have_count(0)
+    assert_clean(guest, "a Swiss's page opened from its invite link, a late entry")
+    guest.click("#join")
+    expect(guest.locator("#withdraw")).to_be_visible()
+    creator.click("#new-invite")
+    expect(creator.locator("#tournament-invite-url")).not_to_have_value(link)
+    other = new_context().new_page()
+    other.goto(link)
+    expect(other.locator("#arena-password")).to_be_visible()
+    expect(other.locator("main")).to_contain_text("This invite link is not valid (any more)")

@@ -145,22 +145,22 @@ def test_a_round_robin_of_four_follows_the_berger_table_and_the_tie_breaks_a_han
     assert rows == [(1, 2.5, 3.5, 3.0), (2, 1.5, 4.5, 1.5), (3, 1.0, 5.0, 2.0), (4, 1.0, 5.0, 1.0)]
 
 
-def test_a_started_swiss_cannot_be_joined_and_bad_rounds_are_refused():
+def test_a_swiss_takes_no_entry_in_its_last_two_rounds_and_bad_rounds_are_refused():
     early = account("early")
     tournament, players = swiss_of(3, 3)
     Tournament.objects.filter(pk=tournament.id).update(status=Tournament.Status.CREATED)
     arena.join(tournament.id, early, "early")
     arena.withdraw(tournament.id, early)            # withdrew before the start: not numbered
-    Tournament.objects.filter(pk=tournament.id).update(status=Tournament.Status.STARTED)
+    Tournament.objects.filter(pk=tournament.id).update(status=Tournament.Status.STARTED, round=2)
     with pytest.raises(ActionError) as unnumbered:
         arena.join(tournament.id, early, "early")
-    assert unnumbered.value.code == "already_started"
+    assert unnumbered.value.code == "late_entry_closed"
     arena.withdraw(tournament.id, players[0])       # withdrew after the start: may come back
     assert not arena.join(tournament.id, players[0], "swiss0").withdrawn
     late = account("late")
     with pytest.raises(ActionError) as refused:
         arena.join(tournament.id, late, "late")
-    assert refused.value.code == "already_started"
+    assert refused.value.code == "late_entry_closed"
     with pytest.raises(ActionError) as bad:
         arena.create(account("maker"), "Too long", "3+0", 0, timezone.now() + timedelta(minutes=5),
                      system=Tournament.System.SWISS, rounds=40)

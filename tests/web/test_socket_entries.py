@@ -55,7 +55,7 @@ def leave_entries(player_id: str, instance: str, heartbeat_s: float, count: int)
     session_key, _ = admission._keys(player_id, None, "game")
     try:
         client.zadd(session_key, {f"{instance}:socket{i}": now + 60 for i in range(count)})
-        client.zadd(admission._instances_key(), {instance: now + heartbeat_s})
+        client.zadd(admission.instances_key(), {instance: now + heartbeat_s})
     finally:
         client.close()
 

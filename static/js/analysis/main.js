@@ -7,27 +7,10 @@ import { gameIdFrom, noSuchGame, plainFenError } from './load.js';
 import { AnalysisView } from './view.js';
 import { wireReplay } from '../view/replay.js';
 import { gettext, interpolate } from '../i18n.js';
+import { copyText } from '../copy.js';
 
 function byId(id) {
   return document.getElementById(id);
-}
-
-async function copyText(input) {
-  if (navigator.clipboard && window.isSecureContext) {
-    try {
-      await navigator.clipboard.writeText(input.value);
-      return true;
-    } catch (err) {
-      /* fall back below */
-    }
-  }
-  input.focus();
-  input.select();
-  try {
-    return document.execCommand('copy');
-  } catch (err) {
-    return false;
-  }
 }
 
 /** The set-up tools, the board's buttons and the square numbers. */
