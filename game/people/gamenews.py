@@ -38,6 +38,7 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.urls import reverse
 
 from game.clock import TimeControl, TimeControlError
@@ -138,13 +139,18 @@ def _away(game_id: str, seat: Color) -> bool:
 
 def plan(game_id: str, found: Changes) -> list[tuple[str, dict[str, Any]]]:
     """Read and store what ``found`` calls for in ``game_id``; return ``[(player id, group
-    message)]``, one for each seated account whose pages have news (see the module docstring)."""
-    game = Game.objects.filter(pk=game_id).first()
-    if game is None:
+    message)]``, one for each seated account whose pages have news (see the module docstring).
+    The game and whether each seat is an account's come in one statement: a game of guests or
+    the computer costs no more (most live games' ends)."""
+    game = (Game.objects.filter(pk=game_id)
+            .annotate(black_account=Exists(Account.objects.filter(player_id=OuterRef("black_player"))),
+                      white_account=Exists(Account.objects.filter(player_id=OuterRef("white_player"))))
+            .first())
+    if game is None or not (game.black_account or game.white_account):
         return []
     seats = {Color.BLACK: (game.black_player, game.black_name), Color.WHITE: (game.white_player, game.white_name)}
-    accounts = set(Account.objects.filter(player_id__in=[p for p, _name in seats.values() if p])
-                   .values_list("player_id", flat=True))
+    accounts = {player for player, account in ((game.black_player, game.black_account),
+                                               (game.white_player, game.white_account)) if account}
     url = reverse("game", args=[game.id])
     out = []
     for side, (player, _name) in seats.items():
