@@ -529,6 +529,7 @@ def main() -> None:
     args.rate_limit, args.redis_url, args.backlog, args.memprobe = "default", "", 4096, ""
     args.connect_concurrency, args.ping = 10, 20.0
     args.site_limits = True
+    args.idle, args.database_via = False, ""
     args.route = "game"     # the honest game's sockets on one process, as the shipped nginx routes them
     limit = 300 + (len(args.floods) + 2) * (args.phase_s + GRACE_S + args.settle_s + CLOSE_LIMIT_S + 10)
     result = asyncio.run(asyncio.wait_for(main_async(args), limit))

@@ -438,7 +438,8 @@ async def play(args, site: Site) -> dict:
     Returns the run (:class:`load.Run`), the :class:`Tally`, the setup's figures and the window's
     (:func:`measure`)."""
     load.raise_fd_limit()
-    client = SimpleNamespace(think=args.think, ping=3.0, connect_concurrency=500, seed=args.seed, route="game")
+    client = SimpleNamespace(think=args.think, ping=3.0, connect_concurrency=500, seed=args.seed, route="game",
+                             idle=False)
     assert site.nginx is not None
     run = load.Run(client, [site.nginx.port], relay=False)
     run.started.set()          # each socket plays from its snapshot on: its game has just started

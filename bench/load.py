@@ -10,6 +10,16 @@ Run by hand from the repository root (not part of the test suite)::
 ``--noisy-neighbour`` keeps one core busy with a separate process for the whole run (the site's
 phase and the relay's), so a shared machine's other work is reproducible; ``--route`` puts a
 game's sockets on one process (``game``, as nginx routes them) or deals them out (``spread``).
+``--idle`` measures what an open socket costs when nobody moves: every socket connects, gets its
+snapshot and pings as the page does, and no move is sent (no relay phase)::
+
+    .venv/bin/python bench/load.py --games 1000 --idle --duration 60 --warmup 20
+
+The figures to read then are ``cpu_us_per_socket_s`` (CPU of each part per open socket per
+second of the window: with a ping every 3 s, three seconds of it are one ping's cost),
+``pongs_per_s`` (the pings answered a second in the window), ``server_rss_mb`` (the Daphne
+processes before and after the sockets connected) and ``redis`` (the server's memory and keys
+before and after, its commands a second in the window, and its keys by kind with their memory).
 A run that fails still prints its JSON, with ``error`` saying why.
 
 What it does, in one process of plain asyncio (no uvloop), bounded in time:
@@ -23,6 +33,8 @@ What it does, in one process of plain asyncio (no uvloop), bounded in time:
    a second); the figure printed says
    which limit the server had.  The limits on new games and on sockets per client address are
    off (``BENCH_LIMITS``; ``--site-limits`` keeps them): every simulated browser has the same address.
+   ``--database-via HOST:PORT`` sends the site's connections through a PgBouncer in front of that
+   server (``--meter-pid pgbouncer=PID`` prints its CPU with the others').
 2. Creates ``--games`` games the way the site does: the creator's browser GETs ``/`` and POSTs the
    new-game form (CSRF token and cookie, colour Black), the opponent GETs the game page and POSTs
    its join form, and each spectator GETs the game page (which gives it its session).  Redirects
@@ -46,6 +58,8 @@ What it does, in one process of plain asyncio (no uvloop), bounded in time:
    of the Redis server, of every ``postgres`` process on the machine (shared with anything else
    using it) and of this client, and how long their threads waited, runnable, for a CPU
    (``runqueue_wait_pct``, from ``/proc/*/schedstat``: what other load on the machine took).
+   ``postgres_own`` is the backends of the run's own database alone (the other ``postgres``
+   figure counts every PostgreSQL process of the machine: other databases' work included).
 5. Does the same against a bare relay written with ``websockets`` (``--relay``, default on):
    one process that forwards each message to the other sockets of the same game path, with no
    validation and no storage.  The relay's clients play the moves of a pre-computed legal game
@@ -260,8 +274,17 @@ class RssSampler:
                 "slope_mb_per_hour": slope}
 
 
-def postgres_pids() -> list[int]:
-    return [p.pid for p in psutil.process_iter(["name"]) if (p.info["name"] or "").startswith("postgres")]
+def postgres_pids(database: str = "") -> list[int]:
+    """Every PostgreSQL process of the machine; with ``database``, only the backends connected to
+    that database (their process title names it: ``postgres: <cluster>: <user> <database> ...``)."""
+    pids = []
+    for proc in psutil.process_iter(["name", "cmdline"]):
+        if not (proc.info["name"] or "").startswith("postgres"):
+            continue
+        if database and database not in " ".join(proc.info["cmdline"] or []).split():
+            continue
+        pids.append(proc.pid)
+    return pids
 
 
 def listening_pids(port: int) -> list[int]:
@@ -397,6 +420,7 @@ class Stats:
         self.errors: dict[str, int] = {}
         self.audience = 0
         self.pongs = 0
+        self.pongs_in_window = 0
         self.moving: set[str] = set()
         self.frames_in = 0
         self.bytes_in = 0
@@ -431,6 +455,8 @@ class Run:
         self.connect_gate = asyncio.Semaphore(args.connect_concurrency)
         self.local_addr: str | None = None              # the clients' loopback address, if not the default
         self.rng = random.Random(args.seed)
+        #: Nobody moves (``--idle``): the sockets only ping.
+        self.idle = args.idle
 
     def think(self, first: bool) -> float:
         t = self.args.think
@@ -581,6 +607,7 @@ class Sock:
             return
         elif kind == "pong":
             stats.pongs += 1
+            stats.pongs_in_window += stats.in_window(now)
             return
         elif kind == "error":
             code = message.get("code", "?")
@@ -613,7 +640,7 @@ class Sock:
             if self.ws is not None:
                 self._spawn(self.ws.close())
             return
-        if self.role == "S":
+        if self.role == "S" or self.run.idle:
             return
         if state["status"] in ("finished", "aborted"):
             if not self.offered_rematch and state.get("rematch_offer") != self.role:
@@ -676,8 +703,10 @@ class Sock:
             asyncio.get_running_loop().call_later(self.run.think(False), self.relay_play, ply + 1)
 
 
-async def play_run(args, run: Run, games: list[dict], meters: dict, sampler: RssSampler | None = None) -> dict:
-    """Connect every socket of ``games``, play for warmup + duration, and return the figures."""
+async def play_run(args, run: Run, games: list[dict], meters: dict, sampler: RssSampler | None = None,
+                   redis_url: str = "") -> dict:
+    """Connect every socket of ``games``, play for warmup + duration, and return the figures (with
+    ``redis_url``, the Redis server's too: :func:`redis_figures`)."""
     if sampler is not None:
         sampler.stats = run.stats
         sampler.phase = "connecting"
@@ -693,6 +722,7 @@ async def play_run(args, run: Run, games: list[dict], meters: dict, sampler: Rss
     random.Random(args.seed).shuffle(socks)  # players and spectators connect in mixed order
     run.expected_sockets = len(socks)
     rss_idle = meters["server"].rss_mb()
+    redis_readings = {"before_sockets": await asyncio.to_thread(redis_reading, redis_url)}
     connect_cpu0 = {name: meter.cpu() for name, meter in meters.items()}
     connect_profilers = (start_profilers(args, meters["server"], run.relay, phase="connect",
                                          duration_s=args.profile_connect_s)
@@ -712,6 +742,8 @@ async def play_run(args, run: Run, games: list[dict], meters: dict, sampler: Rss
         await asyncio.to_thread(proc.wait, 120)
     await asyncio.sleep(1)
     rss_connected = meters["server"].rss_mb()
+    redis_readings["connected"] = await asyncio.to_thread(redis_reading, redis_url)
+    key_kinds = await asyncio.to_thread(redis_key_kinds, redis_url) if redis_url else {}
     run.started.set()
     if sampler is not None:
         sampler.phase = "warmup"
@@ -729,6 +761,7 @@ async def play_run(args, run: Run, games: list[dict], meters: dict, sampler: Rss
     if sampler is not None:
         sampler.phase = "window"
         window_start = sampler.sample()
+    redis_readings["window_start"] = await asyncio.to_thread(redis_reading, redis_url)
     cpu0 = {name: meter.cpu() for name, meter in meters.items()}
     wait0 = {name: meter.runqueue() for name, meter in meters.items()}
     wall0 = time.perf_counter()
@@ -738,6 +771,7 @@ async def play_run(args, run: Run, games: list[dict], meters: dict, sampler: Rss
     cpu = {name: Meter.delta(cpu0[name], meter.cpu()) for name, meter in meters.items()}
     waited = {name: Meter.delta(wait0[name], meter.runqueue()) for name, meter in meters.items()}
     rss_end = meters["server"].rss_mb()
+    redis_readings["end"] = await asyncio.to_thread(redis_reading, redis_url)
     if sampler is not None:
         window_end = sampler.sample()
         sampler.phase = "after"
@@ -774,21 +808,46 @@ async def play_run(args, run: Run, games: list[dict], meters: dict, sampler: Rss
         "reconnects": st.reconnects,
         "audience_frames": st.audience,
         "pongs": st.pongs,
+        "pongs_per_s": round(st.pongs_in_window / wall, 1),
         "cpu_pct": {name: round(100 * c / wall, 1) for name, c in cpu.items()},
         "runqueue_wait_pct": {name: round(100 * w / wall, 1) for name, w in waited.items()},
         "cpu_ms_per_move": {name: round(1000 * c / st.accepted, 2) if st.accepted else None
                             for name, c in cpu.items()},
+        "cpu_us_per_socket_s": {name: round(1e6 * c / wall / st.connected, 2) if st.connected else None
+                                for name, c in cpu.items()},
         "server_rss_mb": {"idle": rss_idle, "connected": rss_connected, "end": rss_end,
                           "per_1000_sockets": round((rss_end - rss_idle) * 1000 / sockets, 1)},
         "moves_total": st.moves_total,
         "mean_move_frame_bytes": round(statistics.fmean(st.move_bytes)) if st.move_bytes and not run.relay else None,
         "mean_snapshot_bytes": round(statistics.fmean(st.snapshot_bytes)) if st.snapshot_bytes else None,
     }
+    if redis_url:
+        out["redis"] = redis_figures(redis_readings, key_kinds, wall, st.connected)
     if sampler is not None:
         sampler.stop()
         out["rss_growth_after_warmup"] = sampler.growth(window_start, window_end)
         out["rss_series"] = sampler.samples
     return out
+
+
+def redis_figures(readings: dict, key_kinds: dict, wall: float, sockets: int) -> dict:
+    """The Redis server's memory, keys and connections before the sockets connected, once they had
+    and at the window's end, what the sockets added per socket, its commands a second in the window
+    (all, and by name), and its keys by kind once the sockets had connected (:func:`redis_key_kinds`)."""
+    before, connected = readings["before_sockets"], readings["connected"]
+    start, end = readings["window_start"]["calls"], readings["end"]["calls"]
+    rates = {name: round((calls - start.get(name, 0)) / wall, 1) for name, calls in end.items()
+             if calls > start.get(name, 0)}
+    added_mb = connected["used_memory_mb"] - before["used_memory_mb"]
+    phases = ("before_sockets", "connected", "end")
+    return {"used_memory_mb": {phase: readings[phase]["used_memory_mb"] for phase in phases},
+            "keys": {phase: readings[phase]["keys"] for phase in phases},
+            "clients": {phase: readings[phase]["clients"] for phase in phases},
+            "bytes_per_socket": round(added_mb * 2**20 / sockets) if sockets else None,
+            "keys_per_socket": round((connected["keys"] - before["keys"]) / sockets, 3) if sockets else None,
+            "commands_per_s": round(sum(rates.values()), 1),
+            "commands_per_s_by_name": dict(sorted(rates.items(), key=lambda item: -item[1])),
+            "key_kinds": key_kinds}
 
 
 def start_profilers(args, meter: Meter, relay: bool, phase: str, duration_s: float) -> list[subprocess.Popen]:
@@ -825,7 +884,7 @@ def start_site(args, stack: ExitStack, tmp: Path) -> tuple[list[int], list[int],
     front of the Daphne processes, which then take the client's address from it
     (``--proxy-headers``) as in production: the ports returned are nginx's one port, and the
     extra meters have nginx's CPU."""
-    from tests.system.processes import Daphne, Nginx, RedisServer, server_database, site_env
+    from tests.system.processes import Daphne, Nginx, RedisServer, discard_prepared, server_database, site_env
 
     front = getattr(args, "front", False)
 
@@ -842,6 +901,7 @@ def start_site(args, stack: ExitStack, tmp: Path) -> tuple[list[int], list[int],
         os.environ["DATABASE_URL"] = args.database_url
     else:
         os.environ.pop("DATABASE_URL", None)
+    extra: dict[str, Any] = {}
     redis = RedisServer(tmp / "redis.log")
     if args.redis_url:
         redis_url, redis_pids = args.redis_url, listening_pids(urllib.parse.urlparse(args.redis_url).port or 6379)
@@ -849,7 +909,14 @@ def start_site(args, stack: ExitStack, tmp: Path) -> tuple[list[int], list[int],
         redis.start()
         stack.callback(redis.stop)
         redis_url, redis_pids = redis.url, [redis.proc.pid]
+    stack.callback(discard_prepared)   # the migrated template the run's database is copied from
     database_url = stack.enter_context(server_database(tmp))
+    if database_url.startswith("postgres"):
+        database = urllib.parse.urlparse(database_url).path.lstrip("/")
+        extra["postgres_own"] = Meter(lambda: postgres_pids(database))
+    if args.database_via:   # the site's processes reach the database through this address (a PgBouncer)
+        parsed = urllib.parse.urlparse(database_url)
+        database_url = parsed._replace(netloc=f"{parsed.username}@{args.database_via}").geturl()
     env = site_env(database_url, redis_url, tmp / "static")
     env["LOG_LEVEL"] = "WARNING"
     if rate_limit(args) != "default":       # "default": the site's own setting
@@ -867,7 +934,7 @@ def start_site(args, stack: ExitStack, tmp: Path) -> tuple[list[int], list[int],
         daphne.start()
         stack.callback(daphne.stop)
         daphnes.append(daphne)
-    extra = {"redis": Meter(redis_pids), "redis_url": redis_url}   # site_phase takes the URL out
+    extra.update({"redis": Meter(redis_pids), "redis_url": redis_url})   # site_phase takes the URL out
     ports = [d.port for d in daphnes]
     if front:
         nginx = Nginx(tmp / "nginx.log", ports, static_root=tmp / "static")
@@ -961,14 +1028,17 @@ async def site_phase(args, stack: ExitStack, tmp: Path) -> dict:
     setup_s = time.perf_counter() - t0
     if SETUP_FAILURES:
         print("setup server errors (games started over):", SETUP_FAILURES, file=sys.stderr, flush=True)
-    meters = {"server": Meter(server_pids), **extra, "client": Meter([os.getpid()])}
+    meters = {"server": Meter(server_pids), **extra, "client": Meter([os.getpid()]),
+              **{name: Meter([int(pid)]) for name, pid in (kv.split("=", 1) for kv in args.meter_pid)}}
     if not args.target:
         meters["postgres"] = Meter(postgres_pids) if not args.sqlite else Meter([])
     run = Run(args, ports, relay=False)
     publishes_before = redis_publishes(redis_url)
-    out = await play_run(args, run, games, meters, sampler)
+    out = await play_run(args, run, games, meters, sampler, redis_url=redis_url if not args.target else "")
     if not args.target:
         out["events_read"] = events_read_by_process(ports, redis_publishes(redis_url) - publishes_before)
+    if "postgres_own" in meters:   # the connections the processes' pools opened, at most at once
+        out["postgres_backends_seen"] = len(meters["postgres_own"].procs)
     out["setup_s"] = round(setup_s, 1)
     out["setup_server_errors"] = dict(SETUP_FAILURES)
     out["daphne_processes"] = len(server_pids)
@@ -977,18 +1047,54 @@ async def site_phase(args, stack: ExitStack, tmp: Path) -> dict:
     return out
 
 
-def redis_publishes(url: str) -> int:
-    """``PUBLISH`` commands Redis has run so far (``INFO commandstats``): the game events sent."""
+def redis_reading(url: str) -> dict:
+    """What the Redis of ``url`` holds and has done so far: ``used_memory_mb`` (``INFO memory``),
+    ``keys`` (``DBSIZE``), ``clients`` (its connections, ``INFO clients``) and ``calls``, the
+    commands it has run by name (``INFO commandstats``).  Empty without a URL."""
     if not url:
-        return 0
+        return {}
     import redis
 
     client = redis.Redis.from_url(url)
     try:
         stats = client.info("commandstats")
+        return {"used_memory_mb": round(int(client.info("memory")["used_memory"]) / 2**20, 2),
+                "keys": int(client.dbsize()),
+                "clients": int(client.info("clients")["connected_clients"]),
+                "calls": {name.removeprefix("cmdstat_"): int(value.get("calls", 0)) for name, value in stats.items()}}
     finally:
         client.close()
-    return int(stats.get("cmdstat_publish", {}).get("calls", 0))
+
+
+def redis_publishes(url: str) -> int:
+    """``PUBLISH`` commands Redis has run so far (``INFO commandstats``): the game events sent."""
+    return redis_reading(url).get("calls", {}).get("publish", 0)
+
+
+#: The parts of a key name that name one game, session or socket (its kind is the name without them).
+_KEY_IDS = re.compile(r"\{[^}]*\}|(?<=:)[^:{}]*\d[^:{}]*$")
+
+
+def redis_key_kinds(url: str, sample: int = 200) -> dict:
+    """The keys of the Redis of ``url`` by kind (the name with its game, session or socket id
+    replaced by ``*``): how many, and their memory (``MEMORY USAGE`` of up to ``sample`` keys of
+    each kind, in bytes a key and in MB for all of that kind)."""
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        kinds: dict[str, list[bytes]] = {}
+        for key in client.scan_iter(count=1000):
+            kinds.setdefault(_KEY_IDS.sub("*", key.decode(errors="replace")), []).append(key)
+        out = {}
+        for kind, keys in sorted(kinds.items(), key=lambda item: -len(item[1])):
+            sizes = [client.memory_usage(key, samples=0) or 0 for key in keys[:sample]]
+            per_key = statistics.fmean(sizes) if sizes else 0.0
+            out[kind] = {"keys": len(keys), "bytes_per_key": round(per_key),
+                         "mb": round(per_key * len(keys) / 2**20, 2)}
+        return out
+    finally:
+        client.close()
 
 
 def events_read_by_process(ports: list[int], published: int) -> dict:
@@ -1082,7 +1188,7 @@ async def main_async(args) -> dict:
     raise_fd_limit()
     result = {"params": {"games": args.games, "spectators": args.spectators, "think_s": args.think,
                          "warmup_s": args.warmup, "duration_s": args.duration, "daphnes": args.daphnes,
-                         "route": args.route,
+                         "route": args.route, "idle": args.idle, "ping_s": args.ping,
                          "time_control": args.time_control, "python": sys.version.split()[0],
                          "loadavg_before": [round(x, 2) for x in os.getloadavg()]}}
     with tempfile.TemporaryDirectory(prefix="checkers-load-") as tmp, ExitStack() as stack:
@@ -1113,6 +1219,12 @@ def main() -> None:
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/postgres",
                         help="PostgreSQL server in which a fresh database is created and dropped")
     parser.add_argument("--sqlite", action="store_true", help="use a fresh SQLite file instead")
+    parser.add_argument("--database-via", default="",
+                        help="HOST:PORT through which the site's processes reach the run's database (a "
+                             "PgBouncer in front of --database-url's server); the bench itself creates, "
+                             "migrates and drops it directly")
+    parser.add_argument("--meter-pid", nargs="*", default=[],
+                        help="NAME=PID: more processes whose CPU to print with the others' (a PgBouncer)")
     parser.add_argument("--redis-url", default="", help="use this Redis (default: start one of our own)")
     parser.add_argument("--target", default="", help="a running site (loopback only) instead of starting one")
     parser.add_argument("--pids", type=int, nargs="*", default=[], help="with --target: the server pids to meter")
@@ -1130,6 +1242,9 @@ def main() -> None:
     parser.add_argument("--ping", type=float, default=3.0,
                         help="seconds between a socket's pings, as the page sends them (0: none)")
     parser.add_argument("--no-relay", dest="relay", action="store_false")
+    parser.add_argument("--idle", action="store_true",
+                        help="nobody moves: the sockets connect and ping for the whole run (what an open "
+                             "socket costs); no relay phase")
     parser.add_argument("--relay-only", action="store_true")
     parser.add_argument("--profile", default="", help="folder for py-spy profiles of the servers")
     parser.add_argument("--profile-idle", action="store_true", help="profiles include waiting threads")
@@ -1152,6 +1267,8 @@ def main() -> None:
     if args.serve_relay:
         asyncio.run(relay_server(args.serve_relay))
         return
+    if args.idle:
+        args.relay = False
     limit = SETUP_LIMIT_S + CONNECT_LIMIT_S * 2 + 2 * (args.warmup + args.duration) + 300
     neighbour = start_noisy_neighbour() if args.noisy_neighbour else None
     try:
