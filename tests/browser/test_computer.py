@@ -130,17 +130,36 @@ def test_analysis_board_sets_up_positions_and_shows_the_engine_line(server, new_
     page.locator("#sq-1").click()
     expect(page.locator("#fen-error")).to_be_hidden()
     expect(page.locator("body")).to_have_attribute("data-fen", "B:W30:B1")
+    held = []  # the server's answer about W:W30:B1, held back until the pasted FEN below was sent
+
+    def hold_the_boards_answer(route):
+        if not held and "fen=W%3AW30%3AB1" in route.request.url:
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route(re.compile(r"/analysis/position\?"), hold_the_boards_answer)
     page.check("#turn-white")
     expect(page.locator("body")).to_have_attribute("data-fen", "W:W30:B1")
+    for _ in range(500):  # the board's request reaches the route at once
+        if held:
+            break
+        page.wait_for_timeout(20)
+    assert held
 
-    # A pasted FEN that docs/rules.md, "FEN" forbids is refused with the reason; the board stays.
+    # A pasted FEN that docs/rules.md, "FEN" forbids is refused with the reason; the board stays
+    # (and what the server says of it, though its answer comes after the refusal).
     page.fill("#fen-input", "B:W5:B5")
     page.click("#fen-load")
     expect(page.locator("#fen-error")).to_have_text(
         "“B:W5:B5” was not set up: Square 5 is given to both Black and White.")
+    held[0].continue_()
     expect(page.locator("body")).to_have_attribute("data-fen", "W:W30:B1")
     expect(page.locator("#fen-input")).to_have_value("W:W30:B1")  # the box shows the board again
     expect(page.locator("#analysis-status")).to_contain_text("White to move")
+    expect(page.locator("#fen-error")).to_have_text(
+        "“B:W5:B5” was not set up: Square 5 is given to both Black and White.")
+    page.unroute(re.compile(r"/analysis/position\?"))
 
     # A typo in the "Load" box (a game link or id): the reason next to the box, the board stays.
     page.fill("#game-source", server.url + "/g/nosuchgame/")

@@ -281,7 +281,18 @@ export class AnalysisCtrl {
     } catch (err) {
       data = { message: gettext('The server could not be reached; try again.') };
     }
-    if (id !== this.requests) return false;
+    if (id !== this.requests) {
+      // Overtaken by a later request (a position typed in, which may be refused and leaves the
+      // board as it is): what this answer says of the board's own position is kept, or the
+      // board would stay "not yet checked" for good (and its address unwritten). Errors are the
+      // later one's to show.
+      if (ok && !move && !keepBoard && fen === this.fen && !this.info) {
+        this.info = data;
+        this.writeAddress();
+        this.redraw();
+      }
+      return false;
+    }
     this.loading = false;
     if (!ok) return this.refused(fen, move, data, { keepBoard, errorTo });
     this.accepted(move, data, keepBoard);
