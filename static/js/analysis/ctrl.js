@@ -86,6 +86,7 @@ export class AnalysisCtrl {
     this.fenBoxReset = false;
     this.loading = false;
     this.requests = 0; // answers to older requests are dropped
+    this.typedIn = false; // whether the newest request is a position typed in (ask)
     this.showNumbers = loadFlag(NUMBERS_KEY);
     // What the board view reads of a game controller.
     this.connection = 'open';
@@ -268,6 +269,7 @@ export class AnalysisCtrl {
    */
   async ask(fen, move, { keepBoard = false, errorTo = 'fen' } = {}) {
     const id = ++this.requests;
+    this.typedIn = keepBoard; // the newest request: a position typed in (see below)
     this.loading = true;
     this.redraw();
     const params = new URLSearchParams({ fen });
@@ -282,11 +284,10 @@ export class AnalysisCtrl {
       data = { message: gettext('The server could not be reached; try again.') };
     }
     if (id !== this.requests) {
-      // Overtaken by a later request (a position typed in, which may be refused and leaves the
-      // board as it is): what this answer says of the board's own position is kept, or the
-      // board would stay "not yet checked" for good (and its address unwritten). Errors are the
-      // later one's to show.
-      if (ok && !move && !keepBoard && fen === this.fen && !this.info) {
+      // Overtaken by a position typed in (which may be refused and leave the board as it is):
+      // what this answer says of the board's own position is kept, or the board would stay
+      // "not yet checked" for good (and its address unwritten). Errors are the later one's to show.
+      if (this.typedIn && ok && !move && !keepBoard && fen === this.fen && !this.info) {
         this.info = data;
         this.writeAddress();
         this.redraw();
