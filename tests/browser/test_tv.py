@@ -73,7 +73,10 @@ def test_the_tv_page_goes_to_the_next_game_when_its_game_ends(server, new_contex
     viewer.wait_for_url(re.compile(r"/tv/classical$"))
     expect(viewer.locator("#tv-empty")).to_be_visible()
     expect(viewer).to_have_title(re.compile(r"^TV: Classical"))
-    assert opened.value.is_closed()   # the game shown before is no longer watched
+    watched = opened.value   # the game shown before is no longer watched: its socket closes
+    if not watched.is_closed():
+        watched.wait_for_event("close")
+    assert watched.is_closed()
     viewer.go_back()
     viewer.wait_for_url(re.compile(r"/tv/correspondence$"))
     expect(viewer.locator("#tv-bar")).to_have_attribute("data-game", second)
