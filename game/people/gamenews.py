@@ -37,8 +37,7 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
-from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db import connection, transaction
 from django.urls import reverse
 
 from game.clock import TimeControl, TimeControlError
@@ -137,21 +136,36 @@ def _away(game_id: str, seat: Color) -> bool:
         return True
 
 
+def _seats(game_id: str) -> tuple[dict[Color, tuple[str, str]], set[str]] | None:
+    """The seats of ``game_id`` (``{colour: (player id, name)}``) and which of their players are
+    accounts, read in one written-out statement, or None for no such game.  The ORM's form of the
+    same query (two ``Exists`` annotations) cost 3 ms of CPU to build at every game's end, where
+    this costs a plain read (docs/performance/11-one-round.md, "A game's end")."""
+    game_table, account_table = Game._meta.db_table, Account._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT g.black_player, g.black_name, g.white_player, g.white_name,"
+            f" EXISTS (SELECT 1 FROM {account_table} a WHERE a.player_id = g.black_player),"
+            f" EXISTS (SELECT 1 FROM {account_table} a WHERE a.player_id = g.white_player)"
+            f" FROM {game_table} g WHERE g.id = %s", [game_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    black, black_name, white, white_name, black_account, white_account = row
+    accounts = {player for player, account in ((black, black_account), (white, white_account)) if account}
+    return {Color.BLACK: (black, black_name), Color.WHITE: (white, white_name)}, accounts
+
+
 def plan(game_id: str, found: Changes) -> list[tuple[str, dict[str, Any]]]:
     """Read and store what ``found`` calls for in ``game_id``; return ``[(player id, group
     message)]``, one for each seated account whose pages have news (see the module docstring).
-    The game and whether each seat is an account's come in one statement: a game of guests or
-    the computer costs no more (most live games' ends)."""
-    game = (Game.objects.filter(pk=game_id)
-            .annotate(black_account=Exists(Account.objects.filter(player_id=OuterRef("black_player"))),
-                      white_account=Exists(Account.objects.filter(player_id=OuterRef("white_player"))))
-            .first())
-    if game is None or not (game.black_account or game.white_account):
+    The game and whether each seat is an account's come in one statement (:func:`_seats`): a game
+    of guests or the computer costs no more (most live games' ends)."""
+    read = _seats(game_id)
+    if read is None or not read[1]:
         return []
-    seats = {Color.BLACK: (game.black_player, game.black_name), Color.WHITE: (game.white_player, game.white_name)}
-    accounts = {player for player, account in ((game.black_player, game.black_account),
-                                               (game.white_player, game.white_account)) if account}
-    url = reverse("game", args=[game.id])
+    seats, accounts = read
+    url = reverse("game", args=[game_id])
     out = []
     for side, (player, _name) in seats.items():
         if player not in accounts:
@@ -160,11 +174,11 @@ def plan(game_id: str, found: Changes) -> list[tuple[str, dict[str, Any]]]:
         turns = profile_reads.waiting_count(player) if found.counts else None
         notice, unread = None, None
         if found.turn == side.value:
-            notice = notices.add(player, "turn", opponent, url, game=game.id)
-        elif found.turn is not None and notices.read_game(player, "turn", game.id):
+            notice = notices.add(player, "turn", opponent, url, game=game_id)
+        elif found.turn is not None and notices.read_game(player, "turn", game_id):
             unread = notices.unread(player)
-        if found.rematch_by == side.opponent.value and _away(game.id, side):
-            notice = notices.add(player, "rematch", opponent, url, game=game.id)
+        if found.rematch_by == side.opponent.value and _away(game_id, side):
+            notice = notices.add(player, "rematch", opponent, url, game=game_id)
         if notice is not None:
             unread = notices.unread(player)
         if turns is not None or notice is not None or unread is not None:

@@ -13,6 +13,7 @@ from datetime import timedelta
 import django_rq
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.db.models import Q
 from django.urls import reverse
 from redis.exceptions import RedisError
 
@@ -80,6 +81,21 @@ def push_standings(tournament_id: str) -> None:
 
 def paired(tournament_id: str, game: Game) -> None:
     """Tell both players of ``game`` (their sockets of the tournament page) to go to it."""
-    url = reverse("game", args=[game.id])
     for player in (game.black_player, game.white_player):
-        _send(player_group(tournament_id, player), {"type": "tournament.paired", "game": game.id, "url": url})
+        _send(player_group(tournament_id, player), {"type": "tournament.paired", **paired_message(game)})
+
+
+def paired_message(game: Game) -> dict[str, str]:
+    """The ``game`` and ``url`` of a ``paired`` message for ``game``."""
+    return {"game": game.id, "url": reverse("game", args=[game.id])}
+
+
+def first_move_due(tournament_id: str, player_id: str) -> Game | None:
+    """The active game of ``tournament_id`` in which ``player_id`` has not moved yet (no move at
+    all, or only Black's first with the player White), or None.  A page that opens while its
+    player is paired there (it reloads as the tournament starts, and a ``paired`` message sent
+    meanwhile reaches no socket) is sent to it as that message would have sent it: the first
+    move is due within the tournament's first-move time, or the game is aborted."""
+    return (Game.objects.filter(pairing__tournament_id=tournament_id, status=Game.Status.ACTIVE)
+            .filter(Q(black_player=player_id, ply=0) | Q(white_player=player_id, ply__lte=1))
+            .order_by("-created_at").first())

@@ -4,7 +4,8 @@
 an entrant's socket counts them present on the tournament (:mod:`game.tournaments.presence`) and
 brings back an arena player paused as away (:func:`game.tournaments.arena.back`).  It forwards
 ``standings`` (what :func:`game.tournaments.standings.public` returns, at most once a second) and,
-to a paired player's sockets only, ``paired`` (``game``, ``url``).  It sends the chat
+to a paired player's sockets only, ``paired`` (``game``, ``url``), also when it opens while the
+player's first move of a game is due (:func:`game.tournaments.live.first_move_due`).  It sends the chat
 (``chat``, ``lines``: :func:`game.tournaments.chat.history` when it opens, if there is any, then
 each new line), but the lines of the players its account blocks (read when it opens, and again
 with a line that comes :data:`game.round.hiding.REREAD_S` seconds or more after).
@@ -66,6 +67,8 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
     hidden_at: float = 0.0
     #: An entrant's socket, counted in the tournament's presence (:mod:`game.tournaments.presence`).
     present: bool = False
+    #: The game of the last ``paired`` this socket sent.
+    told_game: str | None = None
 
     async def connect(self):
         self.groups_joined = []
@@ -101,6 +104,9 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
             lines = await in_db_thread(chat.history)(tournament_id, self.hidden)
             if lines:
                 await self.send_json({"type": "chat", "lines": lines})
+            due = await in_db_thread(live.first_move_due)(tournament_id, player) if entrant and player else None
+            if due is not None:     # paired while no page of the player's listened (live.first_move_due)
+                await self.tell_paired(live.paired_message(due))
         except BaseException:
             # The page went away while this socket connected: channels will not call disconnect.
             await self.leave()
@@ -180,7 +186,15 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
 
     async def tournament_paired(self, event):
         """``tournament.paired`` from :func:`game.tournaments.live.paired`: this player's new game."""
-        await self.send_json({"type": "paired", "game": event["game"], "url": event["url"]})
+        await self.tell_paired({"game": event["game"], "url": event["url"]})
+
+    async def tell_paired(self, pairing: dict[str, str]) -> None:
+        """``paired`` (``game``, ``url``), once a game: a pairing made while the socket opened is
+        both read (:func:`game.tournaments.live.first_move_due`) and heard from the group."""
+        if pairing["game"] == self.told_game:
+            return
+        self.told_game = pairing["game"]
+        await self.send_json({"type": "paired", **pairing})
 
 
 def _found(tournament_id: str, player_id: str | None) -> tuple[bool, bool]:
