@@ -157,10 +157,16 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
 
     async def admit(self) -> bool:
         """Count the socket against its session's and address's sockets (:mod:`game.round.admission`);
-        False, the socket closed with ``CLOSE_TOO_MANY_SOCKETS``, over either limit."""
+        False, the socket closed with ``CLOSE_TOO_MANY_SOCKETS``, over either limit (a seated
+        player's socket: over its session's only)."""
         client = self.scope.get("client")
         self.address = client[0] if client else None
         self.ticket, over = await admission.admit(self.channel_name, self.player_id, self.address)
+        if over == admission.OVER_ADDRESS and self.player_id and \
+                await in_db_thread(reads.seat_of)(self.game_id, self.player_id) is not None:
+            # Other sessions of the player's address (a shared network, or an opponent on it filling
+            # the address's sockets) never keep a seated player from their game: counted for the session.
+            self.ticket, over = await admission.admit(self.channel_name, self.player_id, None)
         if over is not None:
             limit = (settings.GAME_SOCKETS_PER_SESSION if over == admission.OVER_SESSION
                      else settings.GAME_SOCKETS_PER_ADDRESS)

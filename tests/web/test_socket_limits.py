@@ -15,7 +15,7 @@ from django.test import override_settings
 
 from checkers_site.asgi import application
 from game.round import actions, admission, reads
-from tests.web.conftest import mark, recv, sent_since
+from tests.web.conftest import make_browser, mark, recv, sent_since
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -79,6 +79,22 @@ async def test_an_address_may_hold_only_so_many_sockets_whatever_the_sessions(al
     elsewhere = await open_socket(carol, game_id, an_address())
     assert await admitted(elsewhere)
     for comm in (first, second, third, elsewhere):
+        await comm.disconnect()
+
+
+@override_settings(GAME_SOCKETS_PER_SESSION=2, GAME_SOCKETS_PER_ADDRESS=2)
+async def test_other_sessions_of_an_address_never_keep_a_seated_player_from_the_game(alice, bob, carol):
+    """A full address (here an opponent's throw-away spectator sessions on the player's network)
+    refuses a spectator, not the seated player, whose sockets count against their session only."""
+    game_id = await start_game(alice, bob)
+    address = an_address()
+    squatters = [await open_socket(b, game_id, address) for b in (carol, make_browser("dave"))]
+    assert [await admitted(c) for c in squatters] == [True, True]
+    late = await open_socket(make_browser("erin"), game_id, address)
+    assert not await admitted(late)                          # a spectator: refused
+    mine = [await open_socket(alice, game_id, address) for _ in range(3)]
+    assert [await admitted(c) for c in mine] == [True, True, False]   # the seated player: up to the session's
+    for comm in (*squatters, late, *mine):
         await comm.disconnect()
 
 
