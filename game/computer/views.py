@@ -4,7 +4,8 @@
   1-9, ``color`` ``B``/``W``/``random``, optional ``name``) and go to it.
 - ``GET /analysis`` (``?fen=...`` or ``?game=<id>``): the analysis board.
 - ``GET /analysis/position?fen=...[&move=...]``: the position (after ``move``,
-  when given) with its legal moves, or why it is refused.
+  when given) with its legal moves, or why it is refused; without the endgame database's
+  verdict for a player in a game against a person (the search is closed to them: ``in_game``).
 - ``GET /analysis/game/<id>``: a game's moves and the position after each, for
   the analysis board to step through (404 ``no_such_game`` when there is none).
 - ``POST /analysis/pdn`` (JSON ``{"pdn": str}``, CSRF token in ``X-CSRFToken``): a
@@ -210,7 +211,8 @@ def analysis_not_a_game(request, text: str):
 
 @require_safe
 def analysis_position(request):
-    """JSON: the position ``?fen=`` (after ``&move=``, when given) as :func:`describe` shows it; 400 when refused."""
+    """JSON: the position ``?fen=`` (after ``&move=``, when given) as :func:`describe` shows it, its
+    ``verdict`` None for a player in a game against a person; 400 when refused."""
     try:
         position = _position(request.GET.get("fen"))
     except rules.InvalidFenError as exc:
@@ -221,7 +223,10 @@ def analysis_position(request):
             position = position.play(actions.parse_move(position, text[:MAX_TEXT]))
         except ActionError as exc:  # ambiguous_move, malformed_move, illegal_move
             return _error(exc.code, exc.message)
-    return JsonResponse(describe(position))
+    info = describe(position)
+    if info["verdict"] is not None and reads.playing_against_a_person(request.session.get("player_id")):
+        info["verdict"] = None   # the database's result is the engine's answer: closed in play, as the search
+    return JsonResponse(info)
 
 
 @require_POST

@@ -11,6 +11,8 @@ from django.test import Client
 
 from game import rules
 from game.engine import native
+from game.models import Game
+from game.round import actions
 
 pytestmark = [pytest.mark.django_db(transaction=True),
               pytest.mark.skipif(not native.available(), reason="the compiled core is not built")]
@@ -48,6 +50,19 @@ def test_a_move_played_gives_the_verdict_of_the_position_after_it(three_pieces):
     data = Client().get("/analysis/position", {"fen": TWO_KINGS, "move": "5-9"}).json()
     assert data["turn"] == "W" and data["verdict"]["winner"] == "B"
     assert data["verdict"]["result"] == "loss" and data["verdict"]["plies"] >= 30
+
+
+def test_a_player_in_a_game_against_a_person_gets_no_verdict_until_it_ends(three_pieces):
+    alice, bob = Client(), Client()
+    alice.post("/", {"name": "alice", "color": "B"})
+    game = Game.objects.get()
+    bob.post(f"/g/{game.id}/join", {"name": "bob"})
+    for player in (alice, bob):
+        data = player.get("/analysis/position", {"fen": TWO_KINGS, "move": "5-9"}).json()
+        assert data["verdict"] is None and data["turn"] == "W" and data["legal"]   # the board, not the answer
+    assert Client().get("/analysis/position", {"fen": TWO_KINGS}).json()["verdict"]["winner"] == "B"  # a spectator
+    actions.resign(game.id, alice.session["player_id"])
+    assert alice.get("/analysis/position", {"fen": TWO_KINGS}).json()["verdict"]["plies"] == 31
 
 
 def test_a_position_beyond_the_database_has_no_verdict(three_pieces):
