@@ -68,8 +68,10 @@ SEEN_TTL_S = 30 * 86400
 SEEN_LIVE_TTL_S = 86400
 #: The field of a game's sightings hash: since when this Redis has known the game's presence.
 EPOCH = "epoch"
-#: Redis connections of one process's presence client: enough for a crowd of sockets connecting
-#: within seconds (docs/performance/02-live-load.md).
+#: Redis connections of one process's presence client: what a crowd of sockets connecting needs
+#: on a process that reads its replies late (the games' audience reads and the closes are not held
+#: by the handshake gate); 64 failed hundreds of commands for want of a connection in a burst of
+#: 1,500 sockets on a starved process (docs/performance/16-failover.md).
 PRESENCE_MAX_CONNECTIONS = 200
 #: The name its connections give themselves (``CLIENT LIST``).
 CLIENT_NAME = "checkers-presence"

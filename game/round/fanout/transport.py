@@ -26,7 +26,9 @@ from checkers_site.redis_pools import BlockingPool
 #: The hub's own channel (after the prefix; no game id has a ``~``), subscribed with the games on every
 #: connection: its confirmation says the link is up.
 LINK_CHANNEL = "~link"
-#: Redis connections of one process for publishing.
+#: Redis connections of one process for publishing (on a cluster, to each shard's master); 32 failed
+#: hundreds of publishes for want of a connection in a burst of 1,500 sockets on a starved process
+#: (docs/performance/16-failover.md).
 PUBLISH_MAX_CONNECTIONS = 50
 #: Seconds a publish waits for one of them when all are busy (a burst, an event loop reading its
 #: replies late): as long as a command may take (``socket_timeout``), so that a busy pool makes a
