@@ -75,6 +75,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import functools
 import gc
 import http.client
@@ -843,6 +844,7 @@ def redis_figures(readings: dict, key_kinds: dict, wall: float, sockets: int) ->
     return {"used_memory_mb": {phase: readings[phase]["used_memory_mb"] for phase in phases},
             "keys": {phase: readings[phase]["keys"] for phase in phases},
             "clients": {phase: readings[phase]["clients"] for phase in phases},
+            "clients_by_name": {phase: readings[phase]["clients_by_name"] for phase in phases},
             "bytes_per_socket": round(added_mb * 2**20 / sockets) if sockets else None,
             "keys_per_socket": round((connected["keys"] - before["keys"]) / sockets, 3) if sockets else None,
             "commands_per_s": round(sum(rates.values()), 1),
@@ -1049,8 +1051,9 @@ async def site_phase(args, stack: ExitStack, tmp: Path) -> dict:
 
 def redis_reading(url: str) -> dict:
     """What the Redis of ``url`` holds and has done so far: ``used_memory_mb`` (``INFO memory``),
-    ``keys`` (``DBSIZE``), ``clients`` (its connections, ``INFO clients``) and ``calls``, the
-    commands it has run by name (``INFO commandstats``).  Empty without a URL."""
+    ``keys`` (``DBSIZE``), ``clients`` (its connections, ``INFO clients``), ``clients_by_name``
+    (``CLIENT LIST`` by the name each pool gives its connections, ``""`` for none) and ``calls``,
+    the commands it has run by name (``INFO commandstats``).  Empty without a URL."""
     if not url:
         return {}
     import redis
@@ -1061,6 +1064,7 @@ def redis_reading(url: str) -> dict:
         return {"used_memory_mb": round(int(client.info("memory")["used_memory"]) / 2**20, 2),
                 "keys": int(client.dbsize()),
                 "clients": int(client.info("clients")["connected_clients"]),
+                "clients_by_name": dict(collections.Counter(c.get("name", "") for c in client.client_list())),
                 "calls": {name.removeprefix("cmdstat_"): int(value.get("calls", 0)) for name, value in stats.items()}}
     finally:
         client.close()

@@ -56,6 +56,8 @@ class Node:
         self.folder = folder / str(self.port)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.proc: subprocess.Popen | None = None
+        #: Stopped by :meth:`pause` (SIGSTOP) and not resumed: asked nothing by the cluster's checks.
+        self.paused = False
 
     def start(self) -> None:
         """Start the server and wait for its answer; a port taken meanwhile by another process (the
@@ -103,9 +105,24 @@ class Node:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait()
 
+    def pause(self) -> None:
+        """SIGSTOP: the node keeps its connections and answers nothing (a host cut off)."""
+        if self.alive():
+            assert self.proc is not None
+            self.proc.send_signal(signal.SIGSTOP)
+            self.paused = True
+
+    def resume(self) -> None:
+        """SIGCONT after :meth:`pause` (no effect on a node that runs, or is gone)."""
+        if self.alive():
+            assert self.proc is not None
+            self.proc.send_signal(signal.SIGCONT)
+        self.paused = False
+
     def stop(self) -> None:
         if self.alive():
             assert self.proc is not None
+            self.proc.send_signal(signal.SIGCONT)   # a paused node's SIGTERM waits for it
             self.proc.terminate()
             self.wait_stopped()
 
@@ -177,7 +194,7 @@ class Cluster:
         """The live node that serves ``key``'s slot now (as a master)."""
         slot = key_slot(key.encode())
         for node in self.nodes:
-            if not node.alive():
+            if not node.alive() or node.paused:
                 continue
             for start, end, *_ in node.client().execute_command("CLUSTER", "SLOTS"):
                 if start <= slot <= end:
@@ -217,6 +234,7 @@ class Cluster:
         for node in self.nodes:
             if node.alive():
                 assert node.proc is not None
+                node.proc.send_signal(signal.SIGCONT)   # a paused node's SIGTERM waits for it
                 node.proc.terminate()
         for node in self.nodes:
             node.wait_stopped()

@@ -67,6 +67,11 @@ INSTANCE = uuid.uuid4().hex[:16]
 OVER_SESSION = "sockets_per_session"
 OVER_ADDRESS = "sockets_per_address"
 
+#: Redis connections of one process's client: two for each socket admitted at once (the session's
+#: and the address's scripts go together), ``WEBSOCKET_HANDSHAKES_AT_ONCE`` (32) at a time, and the
+#: releases of closing sockets, which no gate holds; 64 failed a thousand counts for want of a
+#: connection in a burst of 1,500 sockets on a starved process (docs/performance/16-failover.md).
+MAX_CONNECTIONS = 100
 #: Seconds this process refuses, without asking Redis, more sockets of a session or an address it
 #: just refused for being over a limit (a burst of sockets costs one count, not one each); a socket
 #: of theirs closing in this process ends it at once.
@@ -128,7 +133,7 @@ def _client() -> Any:
     client = _clients.get(loop)
     if client is None:
         client = _clients[loop] = redis_cluster.site_async_client(
-            100, socket_timeout=2, socket_connect_timeout=2)
+            MAX_CONNECTIONS, socket_timeout=2, socket_connect_timeout=2, client_name="checkers-sockets")
     return client
 
 

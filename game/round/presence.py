@@ -19,7 +19,10 @@ failover erases: each game's hash of last sightings also holds ``epoch``, the
 time from which this Redis has known who is on that game (set by the first
 socket that refreshes after the data was lost).  Absence is measured from no
 earlier than that, and without it presence is unknown and nobody is absent
-(:func:`offline_s`).
+(:func:`offline_s`).  The hash expires a day after its last write for a live
+game (:data:`SEEN_LIVE_TTL_S`), 30 days after it for an untimed or a
+correspondence one (:data:`SEEN_TTL_S`): a game whose hash expired is known
+again from its next socket on, as after a loss.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from redis.retry import Retry
 
 from checkers_site import redis_cluster
 from checkers_site.ops import metrics
+from game.clock import TimeControl
 from game.round.rotation import Rotation
 
 log = logging.getLogger(__name__)
@@ -53,13 +57,24 @@ RENEW_EVERY_S = 15.0
 RENEW_SLICES = 15
 #: Sockets renewed per round trip at most (a slice of many sockets goes in several pipelines).
 RENEW_BATCH = 500
-#: Seconds a game's last sightings are kept after the last refresh.
+#: Seconds the last sightings of a game without a running clock of its own (untimed, or
+#: correspondence) are kept after the last write: ``manage.py housekeeping`` reads an untimed
+#: game's after it has been left alone for ``--deserted-after`` (a day by default; any length up to
+#: this one), and a correspondence game lives for weeks.
 SEEN_TTL_S = 30 * 86400
+#: Seconds a live game's sightings are kept after the last write (its last socket's close, or the
+#: last renewal while one is open): every reader of them reads a live game while its players
+#: play (a claim, an arena's absence) or just after it ends (a rematch's notification).
+SEEN_LIVE_TTL_S = 86400
 #: The field of a game's sightings hash: since when this Redis has known the game's presence.
 EPOCH = "epoch"
-#: Redis connections of one process's presence client: enough for a crowd of sockets connecting
-#: within seconds (docs/performance/02-live-load.md).
+#: Redis connections of one process's presence client: what a crowd of sockets connecting needs
+#: on a process that reads its replies late (the games' audience reads and the closes are not held
+#: by the handshake gate); 64 failed hundreds of commands for want of a connection in a burst of
+#: 1,500 sockets on a starved process (docs/performance/16-failover.md).
 PRESENCE_MAX_CONNECTIONS = 200
+#: The name its connections give themselves (``CLIENT LIST``).
+CLIENT_NAME = "checkers-presence"
 
 _async_clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _sync_client: Any = None  # redis.Redis or redis.cluster.RedisCluster
@@ -91,7 +106,7 @@ def _client() -> Any:
         # After a Redis restart a pooled connection fails its next command once: retried at once
         # on a new connection (every presence command is safe to run twice).
         client = _async_clients[loop] = redis_cluster.site_async_client(
-            PRESENCE_MAX_CONNECTIONS, socket_timeout=2, socket_connect_timeout=2,
+            PRESENCE_MAX_CONNECTIONS, socket_timeout=2, socket_connect_timeout=2, client_name=CLIENT_NAME,
             retry=AsyncRetry(NoBackoff(), 1))
     return client
 
@@ -104,15 +119,27 @@ def _counts(members: list[Any]) -> dict[str, Any]:
 EMPTY = {"spectators": 0, "online": {"B": False, "W": False}}
 
 
-def _write(pipe: Any, entries: list[tuple[str, str, str]], now: float, renew: bool = False) -> None:
-    """Queue on ``pipe`` the writes of ``entries`` (``(game id, channel name, role)``): each
-    socket's entry, and per game its expired entries swept, its players' last sighting and its
-    ``epoch`` (set once), and both keys' lifetimes.  With ``renew`` an entry is only renewed,
-    never added: a renewal that reaches Redis after the socket's :func:`leave` does not bring
-    the entry back (after a Redis restart the sockets write theirs again, ``Member.resync``)."""
+#: A socket's presence: ``(game id, channel name, role, seconds its game's sightings are kept)``
+#: (:data:`SEEN_LIVE_TTL_S` or :data:`SEEN_TTL_S`, :func:`seen_ttl_s`).
+Entry = tuple[str, str, str, int]
+
+
+def seen_ttl_s(control: TimeControl) -> int:
+    """Seconds the sightings of a game with time control ``control`` are kept after their last write."""
+    return SEEN_LIVE_TTL_S if control.live else SEEN_TTL_S
+
+
+def _write(pipe: Any, entries: list[Entry], now: float, renew: bool = False) -> None:
+    """Queue on ``pipe`` the writes of ``entries`` (:data:`Entry`): each socket's entry, and per
+    game its expired entries swept, its players' last sighting and its ``epoch`` (set once), and
+    both keys' lifetimes.  With ``renew`` an entry is only renewed, never added: a renewal that
+    reaches Redis after the socket's :func:`leave` does not bring the entry back (after a Redis
+    restart the sockets write theirs again, ``Member.resync``)."""
     by_game: dict[str, list[tuple[str, str]]] = {}
-    for game_id, channel_name, role in entries:
+    kept: dict[str, int] = {}
+    for game_id, channel_name, role, kept_s in entries:
         by_game.setdefault(game_id, []).append((channel_name, role))
+        kept[game_id] = max(kept.get(game_id, 0), kept_s)
     for game_id, sockets in by_game.items():
         pipe.zadd(_key(game_id), {f"{role}:{channel_name}": now + VIEWER_TTL_S for channel_name, role in sockets},
                   xx=renew)
@@ -122,7 +149,7 @@ def _write(pipe: Any, entries: list[tuple[str, str, str]], now: float, renew: bo
         if seats:
             pipe.hset(_seen_key(game_id), mapping=seats)
         pipe.hsetnx(_seen_key(game_id), EPOCH, now)
-        pipe.expire(_seen_key(game_id), SEEN_TTL_S)
+        pipe.expire(_seen_key(game_id), kept[game_id])
 
 
 class Keeper:
@@ -132,13 +159,14 @@ class Keeper:
     seconds."""
 
     def __init__(self) -> None:
-        #: channel name -> (game id, channel name, role)
-        self.entries: dict[str, tuple[str, str, str]] = {}
+        #: channel name -> its :data:`Entry`
+        self.entries: dict[str, Entry] = {}
         self.task: asyncio.Task[None] | None = None
 
-    def keep(self, game_id: str, channel_name: str, role: str) -> None:
-        """Renew the entry of socket ``channel_name`` (of ``game_id``, as ``role``) from now on."""
-        self.entries[channel_name] = (game_id, channel_name, role)
+    def keep(self, game_id: str, channel_name: str, role: str, kept_s: int) -> None:
+        """Renew the entry of socket ``channel_name`` (of ``game_id``, as ``role``; its game's
+        sightings kept ``kept_s`` seconds after each write) from now on."""
+        self.entries[channel_name] = (game_id, channel_name, role, kept_s)
         if self.task is None or self.task.done():
             # A context of its own: its log lines are the process's, not the first socket's.
             self.task = asyncio.get_running_loop().create_task(self._renew(), context=contextvars.Context())
@@ -182,13 +210,14 @@ def keeper() -> Keeper:
     return found
 
 
-async def refresh(game_id: str, channel_name: str, role: str) -> None:
+async def refresh(game_id: str, channel_name: str, role: str, kept_s: int) -> None:
     """Add or refresh one socket (``role`` ``'B'``, ``'W'`` or ``'S'``) and, for a player, the
-    time its seat was last seen, without reading the audience back; returns once Redis has it.
+    time its seat was last seen (the game's sightings then kept ``kept_s`` seconds,
+    :func:`seen_ttl_s`), without reading the audience back; returns once Redis has it.
     The socket's process renews it afterwards when the socket asked its :func:`keeper` to
     (:meth:`Keeper.keep`, until :func:`leave` or :meth:`Keeper.drop`).  The writes of the sockets
     that open together go in one round trip (:class:`Writer`).  Logs when Redis fails."""
-    await writer().write((game_id, channel_name, role))
+    await writer().write((game_id, channel_name, role, kept_s))
 
 
 class Writer:
@@ -198,11 +227,11 @@ class Writer:
     round trips, not one each."""
 
     def __init__(self) -> None:
-        self.waiting: list[tuple[tuple[str, str, str], asyncio.Future[None]]] = []
+        self.waiting: list[tuple[Entry, asyncio.Future[None]]] = []
         self.task: asyncio.Task[None] | None = None
 
-    async def write(self, entry: tuple[str, str, str]) -> None:
-        """Write ``entry`` (``(game id, channel name, role)``) with the next round trip; returns once
+    async def write(self, entry: Entry) -> None:
+        """Write ``entry`` (:data:`Entry`) with the next round trip; returns once
         it is done (or failed, logged).  Cancelling the caller does not take the entry back."""
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
@@ -263,9 +292,10 @@ async def audience(game_id: str) -> dict:
     return _counts(members)
 
 
-async def leave(game_id: str, channel_name: str, role: str) -> dict:
-    """Remove one socket (its process no longer renews it); return the game's audience as
-    :func:`audience` does."""
+async def leave(game_id: str, channel_name: str, role: str, kept_s: int) -> dict:
+    """Remove one socket (its process no longer renews it), a player's last sighting written (the
+    game's sightings then kept ``kept_s`` seconds, :func:`seen_ttl_s`); return the game's audience
+    as :func:`audience` does."""
     found = keeper().entries.get(channel_name)
     if found is not None and found[0] == game_id and found[2] == role:
         keeper().drop(channel_name)
@@ -274,7 +304,7 @@ async def leave(game_id: str, channel_name: str, role: str) -> dict:
         if role in ("B", "W"):
             pipe.hset(_seen_key(game_id), role, time.time())
         pipe.hsetnx(_seen_key(game_id), EPOCH, time.time())
-        pipe.expire(_seen_key(game_id), SEEN_TTL_S)
+        pipe.expire(_seen_key(game_id), kept_s)
         pipe.zrem(_key(game_id), f"{role}:{channel_name}")
         pipe.zrangebyscore(_key(game_id), time.time(), "+inf")
         members = (await pipe.execute())[-1]

@@ -136,7 +136,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         snapshot = await self.enter()
         if snapshot is None:
             return
-        self.watch = Watch(self)
+        self.watch = Watch(self, snapshot.state)
         self.watch.enter()
         if self.computer:
             # The computer's turn resumes after a restart or a reconnect.

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from checkers_site.keepalive import Keepalive, of_scope
 from checkers_site.ops import logs
+from game.clock import TimeControl
 from game.round import events, fanout, presence, reads
 from game.round.protocol import CLOSE_SEAT_MOVED, CLOSE_SILENT
 from game.round.role import Role
@@ -56,8 +57,10 @@ class Watch:
     """One socket's presence in its game, from :meth:`enter` until it leaves (:meth:`leave`) or
     falls silent."""
 
-    def __init__(self, socket: Watched):
+    def __init__(self, socket: Watched, state: dict[str, Any]):
         self.socket = socket
+        #: Seconds the game's sightings are kept after each write (by its time control, in ``state``).
+        self.kept_s = presence.seen_ttl_s(control_of(state))
         #: The first write of the socket's presence entry, under way.
         self.entering: asyncio.Task[None] | None = None
         #: When the page last sent a frame (``time.monotonic()``).
@@ -74,8 +77,9 @@ class Watch:
         sockets connecting does not hold up their first moves), its silence is watched from now
         on, and the game's pages are told who is there."""
         socket = self.socket
-        presence.keeper().keep(socket.game_id, socket.channel_name, socket.role.letter)
-        self.entering = in_background(presence.refresh(socket.game_id, socket.channel_name, socket.role.letter))
+        presence.keeper().keep(socket.game_id, socket.channel_name, socket.role.letter, self.kept_s)
+        self.entering = in_background(presence.refresh(socket.game_id, socket.channel_name, socket.role.letter,
+                                                       self.kept_s))
         self.heard = time.monotonic()
         # The site's transport answers this page's pings from now on (checkers_site.keepalive).
         self.keepalive = of_scope(socket.scope)
@@ -113,7 +117,7 @@ class Watch:
         socket = self.socket
         if self.entering is not None and not self.entering.done():
             await asyncio.wait([self.entering])  # the entry is written before it is removed
-        await presence.leave(socket.game_id, socket.channel_name, socket.role.letter)
+        await presence.leave(socket.game_id, socket.channel_name, socket.role.letter, self.kept_s)
         announce(socket.round)
 
     def stop(self) -> None:
@@ -134,19 +138,25 @@ class Watch:
         """Write the socket's presence entry again at once (Redis may have lost it: a restart)."""
         if not self.silent:
             socket = self.socket
-            in_background(presence.refresh(socket.game_id, socket.channel_name, socket.role.letter))
+            in_background(presence.refresh(socket.game_id, socket.channel_name, socket.role.letter, self.kept_s))
 
     async def move_to(self, role: Role) -> None:
         """The socket's viewer now holds ``role``'s seat: its presence moves there."""
         socket = self.socket
         if not self.silent:
-            await presence.leave(socket.game_id, socket.channel_name, socket.role.letter)
+            await presence.leave(socket.game_id, socket.channel_name, socket.role.letter, self.kept_s)
         socket.role = role
         logs.bind(seat=role.letter)
         if not self.silent and not socket.closed:
-            presence.keeper().keep(socket.game_id, socket.channel_name, role.letter)
-            await presence.refresh(socket.game_id, socket.channel_name, role.letter)
+            presence.keeper().keep(socket.game_id, socket.channel_name, role.letter, self.kept_s)
+            await presence.refresh(socket.game_id, socket.channel_name, role.letter, self.kept_s)
             announce(socket.round)
+
+
+def control_of(state: dict[str, Any]) -> TimeControl:
+    """The time control of the game whose state (a snapshot's, an event's) is ``state``."""
+    clock = state.get("clock")
+    return TimeControl.parse(clock["control"]) if clock else TimeControl()
 
 
 async def check_seat(socket: Watched) -> None:

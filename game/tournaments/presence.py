@@ -56,7 +56,8 @@ def _client() -> Any:
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None:
-        client = _clients[loop] = redis_cluster.site_async_client(50, socket_timeout=2, socket_connect_timeout=2)
+        client = _clients[loop] = redis_cluster.site_async_client(50, socket_timeout=2, socket_connect_timeout=2,
+                                                                  client_name="checkers-arena")
     return client
 
 

@@ -64,11 +64,11 @@ async def test_a_renewal_that_reaches_redis_after_the_leave_does_not_bring_the_e
     """The process's renewal of a batch of entries crosses a socket's leave: the leave wins, and the
     entry is not written again for another minute."""
     game_id = await start_game(alice, bob)
-    entry = (game_id, "renewed-after-leave", "B")
+    entry = (game_id, "renewed-after-leave", "B", presence.SEEN_TTL_S)
     presence.keeper().keep(*entry)
     await presence.refresh(*entry)
     assert (await presence.audience(game_id))["online"]["B"] is True
-    await presence.leave(game_id, "renewed-after-leave", "B")
+    await presence.leave(*entry)
     assert "renewed-after-leave" not in presence.keeper().entries
     pipe = presence._client().pipeline(transaction=False)
     presence._write(pipe, [entry], time.time(), renew=True)     # the renewal, sent before the leave
@@ -90,13 +90,14 @@ async def test_sockets_opening_together_write_their_entries_in_few_round_trips(a
         return real(*args, **kwargs)
 
     monkeypatch.setattr(client, "pipeline", counted)
-    entries = [(game_id, f"together-{game_id}-{role}", role) for game_id in games for role in "BWS"]
+    entries = [(game_id, f"together-{game_id}-{role}", role, presence.SEEN_TTL_S)
+               for game_id in games for role in "BWS"]
     await asyncio.gather(*(presence.refresh(*entry) for entry in entries))
     assert 3 <= len(pipelines) <= 4      # 60 entries, 25 a pipeline; the first may go alone
     for game_id in games:
         assert await presence.audience(game_id) == {"spectators": 1, "online": {"B": True, "W": True}}
-    for game_id, channel_name, role in entries:
-        await presence.leave(game_id, channel_name, role)
+    for entry in entries:
+        await presence.leave(*entry)
 
 
 async def test_the_renewals_are_spread_over_the_period(alice, bob, monkeypatch):
@@ -107,7 +108,7 @@ async def test_the_renewals_are_spread_over_the_period(alice, bob, monkeypatch):
     monkeypatch.setattr(presence, "RENEW_EVERY_S", 0.6)
     monkeypatch.setattr(presence, "RENEW_SLICES", 3)
     game_id = await start_game(alice, bob)
-    entries = [(game_id, f"spread-{i}", "S") for i in range(30)]
+    entries = [(game_id, f"spread-{i}", "S", presence.SEEN_TTL_S) for i in range(30)]
     for entry in entries:
         presence.keeper().keep(*entry)
     await asyncio.gather(*(presence.refresh(*entry) for entry in entries))

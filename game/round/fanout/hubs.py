@@ -107,7 +107,8 @@ class Hub:
 
     @property
     def client(self) -> Any:
-        """The client the events are published with (``redis.asyncio.Redis`` or ``RedisCluster``)."""
+        """The client the events are published with on one server (``redis.asyncio.Redis``); None on a
+        cluster, whose shards have one each (:meth:`ClusterTransport.publisher`)."""
         return self.transport.client
 
     @client.setter
