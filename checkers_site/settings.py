@@ -220,10 +220,10 @@ REDIS_CLUSTER_URL: str = env("REDIS_CLUSTER_URL", default="")
 
 # The task queues (RQ, on the Redis of REDIS_URL; docs/architecture.md, "Work off the request path"):
 # each queue's jobs run in the worker processes (`manage.py rqworker default reviews tournaments
-# --with-scheduler`: make run starts one, deploy/systemd/checkers-worker@.service in production).
+# --with-scheduler`, the worker class game.worker.Worker: make run starts one, checkers-worker@.service).
 RQ_QUEUES = {name: {"URL": env("RQ_REDIS_URL", default=REDIS_URL), "DEFAULT_TIMEOUT": timeout}
              for name, timeout in (("default", 300), ("reviews", 900), ("tournaments", 120))}
-RQ_SHOW_ADMIN_LINK = True
+RQ, RQ_SHOW_ADMIN_LINK = {"WORKER_CLASS": "game.worker.Worker"}, True
 
 # The lobby's sockets talk through the channel layer; the game sockets' events go through
 # game/round/fanout/ (one Redis PUBLISH per event) and presence through game/round/presence.py,

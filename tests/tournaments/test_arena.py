@@ -17,6 +17,7 @@ from game.models import Game
 from game.round import actions
 from game.tournaments import arena, jobs, schedule, standings
 from game.tournaments.models import Entry, Pairing, Tournament
+from game.worker import MAINTENANCE_EVERY_S, Worker
 from tests.ratings.helpers import account, guest
 from tests.tournaments.helpers import clear_tournament_jobs
 
@@ -254,3 +255,17 @@ def test_the_hourly_schedule_puts_back_the_ticks_redis_lost():
     assert queue.fetch_job(jobs.tick_job_id(soon.id, soon.starts_at)) is not None
     assert work() == 1      # the running arena's tick: it runs and leaves its heartbeat
     assert jobs.revive_ticks() == []
+
+
+def test_the_workers_maintenance_comes_often_and_puts_back_the_ticks_redis_lost():
+    running = arena.create(account("host"), "Running", "3+0", 30, timezone.now())
+    Tournament.objects.filter(pk=running.id).update(status=Tournament.Status.STARTED)
+    queue = django_rq.get_queue(jobs.QUEUE)
+    worker = Worker([queue], connection=queue.connection)
+    assert worker.maintenance_interval == MAINTENANCE_EVERY_S < 60     # RQ's own: 600 s
+    assert queue.get_jobs() == []
+    worker.run_maintenance_tasks()
+    assert [(job.func_name, job.args) for job in queue.get_jobs()] == [("game.tournaments.jobs.tick", (running.id,))]
+    assert work() == 1
+    worker.run_maintenance_tasks()      # ticked: nothing to put back
+    assert queue.get_jobs() == []
