@@ -74,6 +74,15 @@ def _text(data: dict, field: str, longest: int = 64) -> str:
     return value
 
 
+def _flag(data: dict, field: str) -> bool:
+    """An optional true/false field (absent: false); anything but a JSON boolean raises
+    :class:`ProtocolError` ``bad_message`` instead of being read as false."""
+    value = data.get(field, False)
+    if not isinstance(value, bool):
+        raise ProtocolError("bad_message", _("A field is missing or malformed."))
+    return value
+
+
 class PeopleConsumer(AsyncJsonWebsocketConsumer):
     """The people socket of one page of a signed-in player."""
 
@@ -187,7 +196,7 @@ class PeopleConsumer(AsyncJsonWebsocketConsumer):
         if kind == "challenge":
             sent = await in_db_thread(challenges.send)(
                 self.account, _text(data, "to", 150), _text(data, "control", 12), _text(data, "color", 6),
-                data.get("rated") is True, data.get("ballot") is True)
+                _flag(data, "rated"), _flag(data, "ballot"))
             await self.send_json({"type": "challenge_sent", **challenges.public(sent)})
             await self.tell(sent.challenged, {"type": "people.news", "news": {"type": "challenge",
                                                                                **challenges.public(sent)}})

@@ -117,7 +117,9 @@ async def test_refusals_go_to_the_sender_only_and_store_nothing():
                           ({"to": "ben", "control": "9x", "color": "B"}, "bad_time_control"),
                           ({"to": "ben", "control": "5+0", "color": "red"}, "bad_color"),
                           ({"to": "ben", "control": "untimed", "color": "B", "rated": True}, "unrated_control"),
-                          ({"to": "ben", "control": 5, "color": "B"}, "bad_message")):
+                          ({"to": "ben", "control": 5, "color": "B"}, "bad_message"),
+                          ({"to": "ben", "control": "5+0", "color": "B", "rated": "yes"}, "bad_message"),
+                          ({"to": "ben", "control": "5+0", "color": "B", "ballot": 1}, "bad_message")):
         await a.send_json_to({"type": "challenge", **message})
         assert (await answer(a))["code"] == code, message
     await b.send_json_to({"type": "accept", "id": "f" * 32})
