@@ -183,6 +183,29 @@ def test_a_trace_out_of_place_is_refused(shipped):
         native.network_evaluate(child), tuple(int(v) for v in shipped["b1"] + inputs([child])[0] @ shipped["w1"]))
 
 
+def test_every_path_equals_numpy_for_a_shape_of_odd_second_layer(tmp_path):
+    # 64 then 13 units: the vector paths' blocks of second-layer units (8 and 4) and the units left over
+    rng = np.random.default_rng(5)
+    h1, h2, shift = 64, 13, 10
+    parts = [np.array([h1, h2, shift], "<i4"), rng.integers(-300, 300, (128, h1)).astype("<i2"),
+             rng.integers(-300, 300, h1).astype("<i2"), rng.integers(-128, 128, (h2, h1)).astype("i1"),
+             rng.integers(-60_000, 60_000, h2).astype("<i4"), rng.integers(-400, 400, h2).astype("<i4"),
+             np.array([12_345], "<i4")]
+    path = tmp_path / "odd.bin"
+    path.write_bytes(b"CKNET1\n\0" + b"".join(part.tobytes() for part in parts))
+    try:
+        assert native.load_network(path) == (h1, h2)
+        net = read_network(path)
+        positions = list(placed_positions(1500, seed=41))
+        expected = reference(net, inputs(positions))
+        assert len(set(expected.tolist())) > 100
+        for simd in simd_paths():
+            got = np.array([native.network_evaluate(p, simd=simd) for p in positions])
+            assert np.array_equal(got, expected), (simd, int(np.sum(got != expected)))
+    finally:
+        native.load_network(SHIPPED)
+
+
 def test_score_is_the_same_for_the_colour_mirrored_position(shipped):
     for p in placed_positions(300, seed=5):
         turned = Position(_flip(p.white), _flip(p.black), _flip(p.kings), p.turn.opponent)

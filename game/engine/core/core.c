@@ -697,8 +697,34 @@ __attribute__((target("avx2"))) static int nn_tail_avx2(const Network *n, const 
         __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi16(lo, hi), 0xD8);
         _mm256_store_si256((__m256i *)(a1 + i), packed);
     }
-    int32_t out = n->b3;
-    for (int j = 0; j < n->h2; j++) {
+    /* Eight second-layer units at a time: their eight sums reduced together (hadd), clipped and weighed in
+     * one vector. Integer sums, so the order changes nothing. */
+    __m256i total = zero;
+    int j = 0;
+    for (; j + 8 <= n->h2; j += 8) {
+        const int8_t *w = n->w2 + (size_t)j * n->h1;
+        __m256i s[8];
+        for (int k = 0; k < 8; k++) s[k] = zero;
+        for (int i = 0; i < n->h1; i += 32) {
+            __m256i a = _mm256_load_si256((const __m256i *)(a1 + i));
+            for (int k = 0; k < 8; k++) {
+                __m256i row = _mm256_loadu_si256((const __m256i *)(w + (size_t)k * n->h1 + i));
+                s[k] = _mm256_add_epi32(s[k], _mm256_madd_epi16(_mm256_maddubs_epi16(a, row), ones));
+            }
+        }
+        __m256i t0 = _mm256_hadd_epi32(_mm256_hadd_epi32(s[0], s[1]), _mm256_hadd_epi32(s[2], s[3]));
+        __m256i t1 = _mm256_hadd_epi32(_mm256_hadd_epi32(s[4], s[5]), _mm256_hadd_epi32(s[6], s[7]));
+        __m256i sums = _mm256_add_epi32(_mm256_permute2x128_si256(t0, t1, 0x20),
+                                        _mm256_permute2x128_si256(t0, t1, 0x31));
+        sums = _mm256_add_epi32(sums, _mm256_loadu_si256((const __m256i *)(n->b2 + j)));
+        __m256i a2 = _mm256_min_epi32(_mm256_max_epi32(_mm256_srai_epi32(sums, 6), zero), _mm256_set1_epi32(127));
+        total = _mm256_add_epi32(total, _mm256_mullo_epi32(a2, _mm256_loadu_si256((const __m256i *)(n->w3 + j))));
+    }
+    __m128i t4 = _mm_add_epi32(_mm256_castsi256_si128(total), _mm256_extracti128_si256(total, 1));
+    t4 = _mm_add_epi32(t4, _mm_shuffle_epi32(t4, 0x4E));
+    t4 = _mm_add_epi32(t4, _mm_shuffle_epi32(t4, 0xB1));
+    int32_t out = n->b3 + _mm_cvtsi128_si32(t4);
+    for (; j < n->h2; j++) {
         const int8_t *w = n->w2 + (size_t)j * n->h1;
         __m256i sum = _mm256_setzero_si256();
         for (int i = 0; i < n->h1; i += 32) {
@@ -747,8 +773,28 @@ __attribute__((target("ssse3"))) static int nn_tail_ssse3(const Network *n, cons
         __m128i hi = _mm_min_epi16(_mm_max_epi16(_mm_loadu_si128((const __m128i *)(acc + i + 8)), zero), top);
         _mm_store_si128((__m128i *)(a1 + i), _mm_packus_epi16(lo, hi));
     }
+    /* Four second-layer units at a time, their sums reduced together (hadd). */
     int32_t out = n->b3;
-    for (int j = 0; j < n->h2; j++) {
+    int j = 0;
+    for (; j + 4 <= n->h2; j += 4) {
+        const int8_t *w = n->w2 + (size_t)j * n->h1;
+        __m128i s[4] = {zero, zero, zero, zero};
+        for (int i = 0; i < n->h1; i += 16) {
+            __m128i a = _mm_load_si128((const __m128i *)(a1 + i));
+            for (int k = 0; k < 4; k++) {
+                __m128i row = _mm_loadu_si128((const __m128i *)(w + (size_t)k * n->h1 + i));
+                s[k] = _mm_add_epi32(s[k], _mm_madd_epi16(_mm_maddubs_epi16(a, row), ones));
+            }
+        }
+        int32_t sums[4];
+        _mm_storeu_si128((__m128i *)sums, _mm_hadd_epi32(_mm_hadd_epi32(s[0], s[1]), _mm_hadd_epi32(s[2], s[3])));
+        for (int k = 0; k < 4; k++) {
+            int32_t v = n->b2[j + k] + sums[k];
+            int32_t a = v < 0 ? 0 : v >> 6;
+            out += (a > 127 ? 127 : a) * n->w3[j + k];
+        }
+    }
+    for (; j < n->h2; j++) {
         const int8_t *w = n->w2 + (size_t)j * n->h1;
         __m128i sum = _mm_setzero_si128();
         for (int i = 0; i < n->h1; i += 16) {
