@@ -678,12 +678,22 @@ __attribute__((target("avx2"))) static void nn_accumulate_avx2(const Network *n,
 
 __attribute__((target("avx2"))) static void nn_update_avx2(const Network *n, const int16_t *from, int16_t *to,
                                                             const int *add, int na, const int *sub, int ns) {
+    const int16_t *plus[32], *minus[32];
+    for (int f = 0; f < na; f++) plus[f] = n->w1 + (size_t)add[f] * n->h1;
+    for (int f = 0; f < ns; f++) minus[f] = n->w1 + (size_t)sub[f] * n->h1;
+    if (na == 1 && ns == 1) { /* a step: one row in, one out */
+        for (int i = 0; i < n->h1; i += 16) {
+            __m256i v = _mm256_add_epi16(_mm256_load_si256((const __m256i *)(from + i)),
+                                         _mm256_load_si256((const __m256i *)(plus[0] + i)));
+            v = _mm256_sub_epi16(v, _mm256_load_si256((const __m256i *)(minus[0] + i)));
+            _mm256_store_si256((__m256i *)(to + i), v);
+        }
+        return;
+    }
     for (int i = 0; i < n->h1; i += 16) {
         __m256i v = _mm256_load_si256((const __m256i *)(from + i));
-        for (int f = 0; f < na; f++)
-            v = _mm256_add_epi16(v, _mm256_loadu_si256((const __m256i *)(n->w1 + (size_t)add[f] * n->h1 + i)));
-        for (int f = 0; f < ns; f++)
-            v = _mm256_sub_epi16(v, _mm256_loadu_si256((const __m256i *)(n->w1 + (size_t)sub[f] * n->h1 + i)));
+        for (int f = 0; f < na; f++) v = _mm256_add_epi16(v, _mm256_load_si256((const __m256i *)(plus[f] + i)));
+        for (int f = 0; f < ns; f++) v = _mm256_sub_epi16(v, _mm256_load_si256((const __m256i *)(minus[f] + i)));
         _mm256_store_si256((__m256i *)(to + i), v);
     }
 }
