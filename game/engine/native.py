@@ -29,6 +29,7 @@ import importlib
 import logging
 import os
 import threading
+from array import array
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -43,7 +44,7 @@ __all__ = ["CoreMissing", "CoreDisagrees", "available", "WEIGHT_NAMES", "default
            "ENDGAME_DIR", "endgame_path", "EndgameStats", "build_endgames", "load_endgames", "unload_endgames",
            "endgame_pieces", "probe_endgame", "Verdict", "endgame_verdict", "MAX_ENDGAME_LINE", "endgame_line",
            "verify_endgames", "endgame_positions", "NETWORK_PATH", "load_network", "network_loaded",
-           "network_shape", "network_simd", "network_evaluate"]
+           "network_shape", "network_simd", "network_evaluate", "network_trace"]
 
 log = logging.getLogger(__name__)
 
@@ -505,3 +506,22 @@ def network_evaluate(position: Position, simd: int | None = None) -> int:
     _ensure_network()
     score: int = _module().network_evaluate(*state, -1 if simd is None else simd)
     return score
+
+
+def network_trace(steps: Sequence[tuple[int, Position, bool]],
+                  simd: int | None = None) -> list[tuple[int, tuple[int, ...]] | None]:
+    """The search's incrementally kept first layer along a path of positions, for the tests.
+
+    ``steps``: ``(ply, position, evaluate)`` as the search enters its nodes: the first at ply 0 (the
+    root), each next one at most one ply below the one before (a move made from it) or at any ply
+    above (the moves below undone). The core keeps the first layer's sums as the search does, from
+    each ply to the next by the pieces that moved, were captured or crowned. For each step: None, or
+    when ``evaluate`` is true, ``(score, sums)``: the network's score for the side to move and the
+    first layer's ``h1`` int16 sums (before clipping) of the side to move's view. ``simd`` as in
+    :func:`network_evaluate`. Raises ValueError for a ply out of place or a path the machine lacks,
+    RuntimeError when no network can be loaded, TypeError, :class:`CoreMissing`.
+    """
+    rows = [(ply, *_state(position), evaluate) for ply, position, evaluate in steps]
+    _ensure_network()
+    found = _module().network_trace(rows, -1 if simd is None else simd)
+    return [None if item is None else (int(item[0]), tuple(array("h", item[1]))) for item in found]

@@ -8,7 +8,9 @@ SSSE3, plain C, as the machine has them) must give exactly its scores.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
+import random
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +18,8 @@ import pytest
 
 from game.engine import native
 from game.engine.levels import CONFIGURATIONS, choose_move, level
-from game.rules import Color, Position
+from game.engine.search import WIN
+from game.rules import Color, Move, Position
 
 from .budget import within_budget
 from .positions import placed_positions, playout_positions
@@ -94,6 +97,113 @@ def test_inference_equals_numpy_on_10000_positions(shipped):
     for simd in simd_paths():
         got = np.array([native.network_evaluate(p, simd=simd) for p in positions])
         assert np.array_equal(got, expected), (simd, int(np.sum(got != expected)))
+
+
+def walk(rng: random.Random, root: Position, steps: int) -> list[tuple[int, Position, bool, Move | None]]:
+    """A path as a search walks it: each step a move made from the deepest position or, one time in three,
+    from a random ancestor (the moves below it undone); some steps evaluated. (ply, position, evaluated,
+    the move that led there)."""
+    path = [root]
+    trace: list[tuple[int, Position, bool, Move | None]] = [(0, root, rng.random() < 0.3, None)]
+    for _ in range(steps):
+        ply = len(path) - 1 if rng.random() < 0.67 else rng.randrange(len(path))
+        moves = path[ply].legal_moves()
+        while not moves:  # an end: play on from an earlier ply
+            ply = rng.randrange(ply) if ply else 0
+            moves = path[ply].legal_moves()
+            if not moves and ply == 0:
+                return trace
+        move = rng.choice(moves)
+        del path[ply + 1:]
+        path.append(path[ply].play(move))
+        trace.append((ply + 1, path[-1], rng.random() < 0.3, move))
+    return trace
+
+
+def test_the_searchs_incremental_first_layer_equals_the_sum_from_scratch(shipped):
+    rng = random.Random(2026)
+    roots = list(placed_positions(40, seed=21)) + list(playout_positions(400, seed=22))[::10]
+    traces = [walk(rng, root, 150) for root in roots]
+    steps = [step for trace in traces for step in trace]
+    evaluated = [p for trace in traces for _, p, wanted, _ in trace if wanted]
+    x = inputs(evaluated)
+    sums = shipped["b1"] + x @ shipped["w1"]
+    scores = reference(shipped, x)
+    for simd in simd_paths():
+        got = [found for trace in traces
+               for found in native.network_trace([(ply, p, wanted) for ply, p, wanted, _ in trace], simd=simd)
+               if found is not None]
+        assert len(got) == len(evaluated)
+        assert np.array_equal(np.array([sums for _, sums in got]), sums), simd
+        assert np.array_equal(np.array([score for score, _ in got]), scores), simd
+    # the walks went through what changes more than two features, made and undone
+    moves = [move for _, _, _, move in steps if move is not None]
+    assert sum(len(move.captures) >= 2 for move in moves) > 300
+    assert sum(move.crowns for move in moves) > 350
+    assert sum(move.crowns and len(move.captures) >= 2 for move in moves) > 40
+    undone = sum(b[0] <= a[0] for trace in traces for a, b in itertools.pairwise(trace))
+    assert undone > 2000
+    assert max(ply for ply, *_ in steps) > 20
+    assert {p.turn for p in evaluated} == {Color.BLACK, Color.WHITE}
+
+
+def quiescence(position: Position, ply: int) -> int:
+    """The search's quiescence in plain Python on the network's from-scratch scores (no pruning)."""
+    moves = position.legal_moves()
+    if not moves:
+        return ply - WIN
+    if not moves[0].is_capture:
+        return native.network_evaluate(position)
+    return max(-quiescence(position.play(move), ply + 1) for move in moves)
+
+
+def test_searches_evaluate_the_network_as_from_scratch(shipped):
+    # depth 1: each root move's score is its position's quiescence, the captures that follow played out
+    positions = [p for p in list(placed_positions(150, seed=31)) + list(playout_positions(300, seed=32))[::6]
+                 if p.legal_moves()]
+    chains = 0
+    for p in positions:
+        scored, _ = native.score_moves(p, 1, endgames=False, network=True)
+        assert len(scored) == len({(m.path[0], m.path[-1], frozenset(m.captures)) for m in p.legal_moves()})
+        for move, score in scored:
+            after = p.play(move)
+            chains += bool(after.legal_moves()) and after.legal_moves()[0].is_capture
+            assert score == -quiescence(after, 1), (p.fen(), str(move))
+    assert chains > 50
+
+
+def test_a_trace_out_of_place_is_refused(shipped):
+    start = Position.initial()
+    child = start.play(start.legal_moves()[0])
+    with pytest.raises(ValueError, match="ply"):
+        native.network_trace([(1, start, True)])
+    with pytest.raises(ValueError, match="ply"):
+        native.network_trace([(0, start, False), (2, child, True)])
+    assert native.network_trace([(0, start, False), (1, child, True), (1, start, False)])[1] == (
+        native.network_evaluate(child), tuple(int(v) for v in shipped["b1"] + inputs([child])[0] @ shipped["w1"]))
+
+
+def test_every_path_equals_numpy_for_a_shape_of_odd_second_layer(tmp_path):
+    # 64 then 13 units: the vector paths' blocks of second-layer units (8 and 4) and the units left over
+    rng = np.random.default_rng(5)
+    h1, h2, shift = 64, 13, 10
+    parts = [np.array([h1, h2, shift], "<i4"), rng.integers(-300, 300, (128, h1)).astype("<i2"),
+             rng.integers(-300, 300, h1).astype("<i2"), rng.integers(-128, 128, (h2, h1)).astype("i1"),
+             rng.integers(-60_000, 60_000, h2).astype("<i4"), rng.integers(-400, 400, h2).astype("<i4"),
+             np.array([12_345], "<i4")]
+    path = tmp_path / "odd.bin"
+    path.write_bytes(b"CKNET1\n\0" + b"".join(part.tobytes() for part in parts))
+    try:
+        assert native.load_network(path) == (h1, h2)
+        net = read_network(path)
+        positions = list(placed_positions(1500, seed=41))
+        expected = reference(net, inputs(positions))
+        assert len(set(expected.tolist())) > 100
+        for simd in simd_paths():
+            got = np.array([native.network_evaluate(p, simd=simd) for p in positions])
+            assert np.array_equal(got, expected), (simd, int(np.sum(got != expected)))
+    finally:
+        native.load_network(SHIPPED)
 
 
 def test_score_is_the_same_for_the_colour_mirrored_position(shipped):

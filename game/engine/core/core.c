@@ -648,6 +648,19 @@ static void nn_accumulate_c(const Network *n, const int *features, int count, in
     }
 }
 
+/* to = from + the rows of the features in add - the rows of those in sub. The sums wrap modulo 2^16
+ * in every path, so the result is the from-scratch sum of the new features exactly, whatever the
+ * order (the from-scratch sum itself never leaves the int16 range: the loader checks it). */
+static void nn_update_c(const Network *n, const int16_t *from, int16_t *to, const int *add, int na, const int *sub,
+                        int ns) {
+    for (int i = 0; i < n->h1; i++) {
+        uint16_t v = (uint16_t)from[i];
+        for (int f = 0; f < na; f++) v = (uint16_t)(v + (uint16_t)n->w1[(size_t)add[f] * n->h1 + i]);
+        for (int f = 0; f < ns; f++) v = (uint16_t)(v - (uint16_t)n->w1[(size_t)sub[f] * n->h1 + i]);
+        to[i] = (int16_t)v;
+    }
+}
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define NN_X86 1
@@ -663,6 +676,28 @@ __attribute__((target("avx2"))) static void nn_accumulate_avx2(const Network *n,
     }
 }
 
+__attribute__((target("avx2"))) static void nn_update_avx2(const Network *n, const int16_t *from, int16_t *to,
+                                                            const int *add, int na, const int *sub, int ns) {
+    const int16_t *plus[32], *minus[32];
+    for (int f = 0; f < na; f++) plus[f] = n->w1 + (size_t)add[f] * n->h1;
+    for (int f = 0; f < ns; f++) minus[f] = n->w1 + (size_t)sub[f] * n->h1;
+    if (na == 1 && ns == 1) { /* a step: one row in, one out */
+        for (int i = 0; i < n->h1; i += 16) {
+            __m256i v = _mm256_add_epi16(_mm256_load_si256((const __m256i *)(from + i)),
+                                         _mm256_load_si256((const __m256i *)(plus[0] + i)));
+            v = _mm256_sub_epi16(v, _mm256_load_si256((const __m256i *)(minus[0] + i)));
+            _mm256_store_si256((__m256i *)(to + i), v);
+        }
+        return;
+    }
+    for (int i = 0; i < n->h1; i += 16) {
+        __m256i v = _mm256_load_si256((const __m256i *)(from + i));
+        for (int f = 0; f < na; f++) v = _mm256_add_epi16(v, _mm256_load_si256((const __m256i *)(plus[f] + i)));
+        for (int f = 0; f < ns; f++) v = _mm256_sub_epi16(v, _mm256_load_si256((const __m256i *)(minus[f] + i)));
+        _mm256_store_si256((__m256i *)(to + i), v);
+    }
+}
+
 __attribute__((target("avx2"))) static int nn_tail_avx2(const Network *n, const int16_t *acc) {
     uint8_t a1[NN_MAX_H1] __attribute__((aligned(32)));
     const __m256i zero = _mm256_setzero_si256(), top = _mm256_set1_epi16(127), ones = _mm256_set1_epi16(1);
@@ -672,8 +707,34 @@ __attribute__((target("avx2"))) static int nn_tail_avx2(const Network *n, const 
         __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi16(lo, hi), 0xD8);
         _mm256_store_si256((__m256i *)(a1 + i), packed);
     }
-    int32_t out = n->b3;
-    for (int j = 0; j < n->h2; j++) {
+    /* Eight second-layer units at a time: their eight sums reduced together (hadd), clipped and weighed in
+     * one vector. Integer sums, so the order changes nothing. */
+    __m256i total = zero;
+    int j = 0;
+    for (; j + 8 <= n->h2; j += 8) {
+        const int8_t *w = n->w2 + (size_t)j * n->h1;
+        __m256i s[8];
+        for (int k = 0; k < 8; k++) s[k] = zero;
+        for (int i = 0; i < n->h1; i += 32) {
+            __m256i a = _mm256_load_si256((const __m256i *)(a1 + i));
+            for (int k = 0; k < 8; k++) {
+                __m256i row = _mm256_loadu_si256((const __m256i *)(w + (size_t)k * n->h1 + i));
+                s[k] = _mm256_add_epi32(s[k], _mm256_madd_epi16(_mm256_maddubs_epi16(a, row), ones));
+            }
+        }
+        __m256i t0 = _mm256_hadd_epi32(_mm256_hadd_epi32(s[0], s[1]), _mm256_hadd_epi32(s[2], s[3]));
+        __m256i t1 = _mm256_hadd_epi32(_mm256_hadd_epi32(s[4], s[5]), _mm256_hadd_epi32(s[6], s[7]));
+        __m256i sums = _mm256_add_epi32(_mm256_permute2x128_si256(t0, t1, 0x20),
+                                        _mm256_permute2x128_si256(t0, t1, 0x31));
+        sums = _mm256_add_epi32(sums, _mm256_loadu_si256((const __m256i *)(n->b2 + j)));
+        __m256i a2 = _mm256_min_epi32(_mm256_max_epi32(_mm256_srai_epi32(sums, 6), zero), _mm256_set1_epi32(127));
+        total = _mm256_add_epi32(total, _mm256_mullo_epi32(a2, _mm256_loadu_si256((const __m256i *)(n->w3 + j))));
+    }
+    __m128i t4 = _mm_add_epi32(_mm256_castsi256_si128(total), _mm256_extracti128_si256(total, 1));
+    t4 = _mm_add_epi32(t4, _mm_shuffle_epi32(t4, 0x4E));
+    t4 = _mm_add_epi32(t4, _mm_shuffle_epi32(t4, 0xB1));
+    int32_t out = n->b3 + _mm_cvtsi128_si32(t4);
+    for (; j < n->h2; j++) {
         const int8_t *w = n->w2 + (size_t)j * n->h1;
         __m256i sum = _mm256_setzero_si256();
         for (int i = 0; i < n->h1; i += 32) {
@@ -702,6 +763,18 @@ __attribute__((target("ssse3"))) static void nn_accumulate_ssse3(const Network *
     }
 }
 
+__attribute__((target("ssse3"))) static void nn_update_ssse3(const Network *n, const int16_t *from, int16_t *to,
+                                                              const int *add, int na, const int *sub, int ns) {
+    for (int i = 0; i < n->h1; i += 8) {
+        __m128i v = _mm_load_si128((const __m128i *)(from + i));
+        for (int f = 0; f < na; f++)
+            v = _mm_add_epi16(v, _mm_loadu_si128((const __m128i *)(n->w1 + (size_t)add[f] * n->h1 + i)));
+        for (int f = 0; f < ns; f++)
+            v = _mm_sub_epi16(v, _mm_loadu_si128((const __m128i *)(n->w1 + (size_t)sub[f] * n->h1 + i)));
+        _mm_store_si128((__m128i *)(to + i), v);
+    }
+}
+
 __attribute__((target("ssse3"))) static int nn_tail_ssse3(const Network *n, const int16_t *acc) {
     uint8_t a1[NN_MAX_H1] __attribute__((aligned(16)));
     const __m128i zero = _mm_setzero_si128(), top = _mm_set1_epi16(127), ones = _mm_set1_epi16(1);
@@ -710,8 +783,28 @@ __attribute__((target("ssse3"))) static int nn_tail_ssse3(const Network *n, cons
         __m128i hi = _mm_min_epi16(_mm_max_epi16(_mm_loadu_si128((const __m128i *)(acc + i + 8)), zero), top);
         _mm_store_si128((__m128i *)(a1 + i), _mm_packus_epi16(lo, hi));
     }
+    /* Four second-layer units at a time, their sums reduced together (hadd). */
     int32_t out = n->b3;
-    for (int j = 0; j < n->h2; j++) {
+    int j = 0;
+    for (; j + 4 <= n->h2; j += 4) {
+        const int8_t *w = n->w2 + (size_t)j * n->h1;
+        __m128i s[4] = {zero, zero, zero, zero};
+        for (int i = 0; i < n->h1; i += 16) {
+            __m128i a = _mm_load_si128((const __m128i *)(a1 + i));
+            for (int k = 0; k < 4; k++) {
+                __m128i row = _mm_loadu_si128((const __m128i *)(w + (size_t)k * n->h1 + i));
+                s[k] = _mm_add_epi32(s[k], _mm_madd_epi16(_mm_maddubs_epi16(a, row), ones));
+            }
+        }
+        int32_t sums[4];
+        _mm_storeu_si128((__m128i *)sums, _mm_hadd_epi32(_mm_hadd_epi32(s[0], s[1]), _mm_hadd_epi32(s[2], s[3])));
+        for (int k = 0; k < 4; k++) {
+            int32_t v = n->b2[j + k] + sums[k];
+            int32_t a = v < 0 ? 0 : v >> 6;
+            out += (a > 127 ? 127 : a) * n->w3[j + k];
+        }
+    }
+    for (; j < n->h2; j++) {
         const int8_t *w = n->w2 + (size_t)j * n->h1;
         __m128i sum = _mm_setzero_si128();
         for (int i = 0; i < n->h1; i += 16) {
@@ -748,23 +841,127 @@ static inline int nn_features(bb own, bb opp, bb kings, int black, int *features
     return count;
 }
 
-/* The network's score of a position for the side to move, hundredths of a man; simd as nn_simd. */
+/* The first layer's sums of the features, from scratch; simd as nn_simd. */
+static void nn_accumulate(const Network *n, const int *features, int count, int16_t *acc, int simd) {
+#ifdef NN_X86
+    if (simd == 2) { nn_accumulate_avx2(n, features, count, acc); return; }
+    if (simd == 1) { nn_accumulate_ssse3(n, features, count, acc); return; }
+#endif
+    (void)simd;
+    nn_accumulate_c(n, features, count, acc);
+}
+
+/* The layers after the first, from its sums: the score for the side to move, within +-NN_LIMIT. */
+static int nn_tail(const Network *n, const int16_t *acc, int simd) {
+    int score;
+#ifdef NN_X86
+    if (simd == 2) score = nn_tail_avx2(n, acc);
+    else if (simd == 1) score = nn_tail_ssse3(n, acc);
+    else
+#endif
+    score = nn_tail_c(n, acc);
+    return score > NN_LIMIT ? NN_LIMIT : score < -NN_LIMIT ? -NN_LIMIT : score;
+}
+
+/* The network's score of a position for the side to move, hundredths of a man, the first layer summed
+ * from scratch (the reference the tests compare the search's incremental sums with); simd as nn_simd. */
 static int nn_evaluate_with(const Network *n, bb own, bb opp, bb kings, int black, int simd) {
     int features[32];
     int count = nn_features(own, opp, kings, black, features);
     int16_t acc[NN_MAX_H1] __attribute__((aligned(32)));
-    int score;
-#ifdef NN_X86
-    if (simd == 2) { nn_accumulate_avx2(n, features, count, acc); score = nn_tail_avx2(n, acc); }
-    else if (simd == 1) { nn_accumulate_ssse3(n, features, count, acc); score = nn_tail_ssse3(n, acc); }
-    else
-#endif
-    { nn_accumulate_c(n, features, count, acc); score = nn_tail_c(n, acc); }
-    return score > NN_LIMIT ? NN_LIMIT : score < -NN_LIMIT ? -NN_LIMIT : score;
+    nn_accumulate(n, features, count, acc, simd);
+    return nn_tail(n, acc, simd);
 }
 
 static inline int nn_evaluate(const Network *n, bb own, bb opp, bb kings, int black) {
     return nn_evaluate_with(n, own, opp, kings, black, nn_simd);
+}
+
+/* The first layer along a search path (NNUE-style): the position at each ply from the root and, for
+ * each of the two views (0: Black to move, 1: White to move, the board turned), the first layer's
+ * sums once computed. They are computed lazily, when a position is evaluated: from the deepest
+ * ancestor whose sums of that view are known, adding and removing the rows of the features that
+ * differ between each ply and the next (a step, a capture route's jumped pieces, a crowning), the
+ * root's from scratch. Entering a ply (a new position there) forgets its sums. */
+typedef struct {
+    const Network *net;
+    int simd;
+    int16_t *acc;                     /* [MAX_PLY + 1][2][h1], 32-byte aligned */
+    bb black[MAX_PLY + 1], white[MAX_PLY + 1], kings[MAX_PLY + 1];
+    unsigned char known[MAX_PLY + 1][2];
+} NnPath;
+
+static int nn_path_open(NnPath *p, const Network *n, int simd) {
+    p->net = n;
+    p->simd = simd;
+    size_t bytes = sizeof(int16_t) * (MAX_PLY + 1) * 2 * (size_t)n->h1; /* h1 % 32 == 0: rows stay aligned */
+    p->acc = aligned_alloc(32, bytes);
+    return p->acc ? 0 : -1;
+}
+
+static void nn_path_close(NnPath *p) {
+    free(p->acc);
+    p->acc = NULL;
+}
+
+static inline void nn_enter(NnPath *p, int ply, bb own, bb opp, bb kings, int black) {
+    p->black[ply] = black ? own : opp;
+    p->white[ply] = black ? opp : own;
+    p->kings[ply] = kings;
+    p->known[ply][0] = p->known[ply][1] = 0;
+}
+
+static inline int16_t *nn_acc(NnPath *p, int ply, int view) {
+    return p->acc + ((size_t)ply * 2 + (size_t)view) * (size_t)p->net->h1;
+}
+
+/* The four feature groups of a position seen by a view (own men, own kings, other men, other kings;
+ * the board turned for White), as bitboards of feature squares. */
+static inline void nn_groups(bb black, bb white, bb kings, int view, bb *g) {
+    if (view) {
+        bb b = rev32(black), w = rev32(white), k = rev32(kings);
+        g[0] = w & ~k; g[1] = w & k; g[2] = b & ~k; g[3] = b & k;
+    } else {
+        g[0] = black & ~kings; g[1] = black & kings; g[2] = white & ~kings; g[3] = white & kings;
+    }
+}
+
+/* The first layer's sums of the position at `ply` seen by `view`. */
+static const int16_t *nn_layer(NnPath *p, int ply, int view) {
+    int q = ply;
+    while (q > 0 && !p->known[q][view]) q--;
+    if (!p->known[q][view]) {
+        int features[32];
+        int count = nn_features(view ? p->white[q] : p->black[q], view ? p->black[q] : p->white[q], p->kings[q],
+                                !view, features);
+        nn_accumulate(p->net, features, count, nn_acc(p, q, view), p->simd);
+        p->known[q][view] = 1;
+    }
+    for (int r = q + 1; r <= ply; r++) {
+        bb before[4], after[4];
+        nn_groups(p->black[r - 1], p->white[r - 1], p->kings[r - 1], view, before);
+        nn_groups(p->black[r], p->white[r], p->kings[r], view, after);
+        int add[32], sub[32], na = 0, ns = 0;
+        for (int g = 0; g < 4; g++) {
+            for (bb x = after[g] & ~before[g]; x; x &= x - 1) add[na++] = 32 * g + lsb(x);
+            for (bb x = before[g] & ~after[g]; x; x &= x - 1) sub[ns++] = 32 * g + lsb(x);
+        }
+        const int16_t *from = nn_acc(p, r - 1, view);
+        int16_t *to = nn_acc(p, r, view);
+#ifdef NN_X86
+        if (p->simd == 2) nn_update_avx2(p->net, from, to, add, na, sub, ns);
+        else if (p->simd == 1) nn_update_ssse3(p->net, from, to, add, na, sub, ns);
+        else
+#endif
+        nn_update_c(p->net, from, to, add, na, sub, ns);
+        p->known[r][view] = 1;
+    }
+    return nn_acc(p, ply, view);
+}
+
+/* The network's score of the position at `ply` (entered with nn_enter) for its side to move. */
+static inline int nn_evaluate_at(NnPath *p, int ply, int black) {
+    return nn_tail(p->net, nn_layer(p, ply, !black), p->simd);
 }
 
 /* ---------------------------------------------------------------- search */
@@ -808,7 +1005,7 @@ typedef struct {
     uint32_t history[32][32];
     uint64_t path[MAX_PATH];
     int path_len;
-    const Network *nn; /* the learned evaluation, or NULL: the hand-written one with the weights w */
+    NnPath nn; /* the learned evaluation along the path; nn.net NULL: the hand-written one with the weights w */
     int w[W_COUNT];
 } Search;
 
@@ -872,17 +1069,19 @@ static void order_moves(Search *s, Move *moves, int n, int captures, uint64_t tt
     }
 }
 
-static inline int static_eval(const Search *s, bb own, bb opp, bb kings, int black) {
-    return s->nn ? nn_evaluate(s->nn, own, opp, kings, black) : evaluate(own, opp, kings, black, s->w);
+/* The static evaluation of the position at `ply`, which nn_enter has recorded when the network is on. */
+static inline int static_eval(Search *s, bb own, bb opp, bb kings, int black, int ply) {
+    return s->nn.net ? nn_evaluate_at(&s->nn, ply, black) : evaluate(own, opp, kings, black, s->w);
 }
 
 static int quiesce(Search *s, bb own, bb opp, bb kings, int black, int alpha, int beta, int ply) {
     if (tick(s)) return 0;
+    if (s->nn.net) nn_enter(&s->nn, ply, own, opp, kings, black);
     if (!jumpers(own, opp, kings, black)) {
         if (!count_quiet(own, opp, kings, black)) return ply - WIN;
-        return static_eval(s, own, opp, kings, black);
+        return static_eval(s, own, opp, kings, black, ply);
     }
-    if (ply >= MAX_PLY) return static_eval(s, own, opp, kings, black);
+    if (ply >= MAX_PLY) return static_eval(s, own, opp, kings, black, ply);
     Move moves[MAX_MOVES];
     int captures;
     int n = generate(own, opp, kings, black, GEN_DEDUPE, moves, NULL, MAX_MOVES, &captures, NULL);
@@ -906,6 +1105,7 @@ static int node(Search *s, bb own, bb opp, bb kings, int black, int depth, int a
                 int progress) {
     if (depth <= 0) return quiesce(s, own, opp, kings, black, alpha, beta, ply);
     if (tick(s)) return 0;
+    if (s->nn.net) nn_enter(&s->nn, ply, own, opp, kings, black);
     uint64_t key = position_hash(own, opp, kings, black);
     __builtin_prefetch(&s->table[key & s->mask & ~(uint64_t)1]); /* the table is far bigger than the caches */
     Move moves[MAX_MOVES];
@@ -913,7 +1113,7 @@ static int node(Search *s, bb own, bb opp, bb kings, int black, int depth, int a
     int n = generate(own, opp, kings, black, GEN_DEDUPE, moves, NULL, MAX_MOVES, &captures, NULL);
     if (!n) return ply - WIN;
     if (progress >= FORTY_MOVE_PLIES) return 0;
-    if (ply >= MAX_PLY || s->path_len >= MAX_PATH - 1) return static_eval(s, own, opp, kings, black);
+    if (ply >= MAX_PLY || s->path_len >= MAX_PATH - 1) return static_eval(s, own, opp, kings, black, ply);
     if (progress >= 4) {
         int len = s->path_len, limit = progress < len ? progress : len;
         for (int back = 4; back <= limit; back += 2)
@@ -1034,13 +1234,26 @@ static int search_alloc(Search *s) {
     return 0;
 }
 
+/* The learned evaluation for a search from the root position (ply 0): -1 when out of memory. */
+static int search_network(Search *s, const Network *n, bb own, bb opp, bb kings, int black) {
+    if (nn_path_open(&s->nn, n, nn_simd) < 0) return -1;
+    nn_enter(&s->nn, 0, own, opp, kings, black);
+    return 0;
+}
+
 static void run_search(const Request *q, Outcome *out) {
     double started = now_s();
     Search *s = malloc(sizeof(Search));
     memset(out, 0, sizeof(*out));
-    if (!s || search_alloc(s) < 0) { free(s); out->score = 0; out->has_move = -1; return; }
+    if (!s || search_alloc(s) < 0 ||
+        (q->use_network && search_network(s, network, q->own, q->opp, q->kings, q->black) < 0)) {
+        if (s) nn_path_close(&s->nn);
+        free(s);
+        out->score = 0;
+        out->has_move = -1;
+        return;
+    }
     memcpy(s->w, q->w, sizeof(s->w));
-    s->nn = q->use_network ? network : NULL;
     s->reuse = q->reuse_table;
     s->max_nodes = q->max_nodes;
     s->endgames = q->endgames && eg_max;
@@ -1055,6 +1268,7 @@ static void run_search(const Request *q, Outcome *out) {
         out->score = -WIN;
         out->nodes = 1;
         out->elapsed_ms = (now_s() - started) * 1000;
+        nn_path_close(&s->nn);
         free(s);
         return;
     }
@@ -1145,6 +1359,7 @@ static void run_search(const Request *q, Outcome *out) {
     out->depth = completed;
     out->nodes = s->nodes;
     out->elapsed_ms = (now_s() - started) * 1000;
+    nn_path_close(&s->nn);
     free(s);
 }
 
@@ -1427,10 +1642,9 @@ static PyObject *py_score_moves(PyObject *self, PyObject *args, PyObject *kwargs
     int scores[MAX_MOVES];
     int n = 0, scored = 0, captures;
     Py_BEGIN_ALLOW_THREADS
-    failed = search_alloc(s) < 0;
+    failed = search_alloc(s) < 0 || (use_network && search_network(s, network, own, opp, kings, black) < 0);
     if (!failed) {
         memcpy(s->w, wv, sizeof(wv));
-        s->nn = use_network ? network : NULL;
         s->endgames = endgames && eg_max > 0;
         s->eg_table = eg_table;
         s->eg_max = eg_max;
@@ -1445,6 +1659,7 @@ static PyObject *py_score_moves(PyObject *self, PyObject *args, PyObject *kwargs
     }
     Py_END_ALLOW_THREADS
     uint64_t visited = s->nodes;
+    nn_path_close(&s->nn);
     PyMem_Free(s);
     if (failed) return PyErr_NoMemory();
     PyObject *list = PyList_New(0);
@@ -1689,6 +1904,69 @@ static PyObject *py_network_evaluate(PyObject *self, PyObject *args) {
     return PyLong_FromLong(nn_evaluate_with(network, own, opp, kings, black, simd < 0 ? nn_simd : simd));
 }
 
+/* network_trace(steps, simd=-1): the search's first layer along a path of positions, for the tests that
+ * compare it with the from-scratch sums. steps: (ply, black, white, kings, black_to_move, evaluate), the
+ * first at ply 0 (the root), each at most one ply below the one before (a child: a move made) or at any
+ * ply above (the moves below undone, another made), as the search enters its nodes. For each step:
+ * None, or when evaluated (score for the side to move, the first layer's h1 int16 sums of its view as
+ * native-endian bytes). */
+static PyObject *py_network_trace(PyObject *self, PyObject *args) {
+    PyObject *steps;
+    int simd = -1;
+    if (!PyArg_ParseTuple(args, "O|i:network_trace", &steps, &simd)) return NULL;
+    const Network *n = network;
+    if (!n) { PyErr_SetString(PyExc_RuntimeError, "no network is loaded"); return NULL; }
+    if (simd > nn_simd || simd < -1) {
+        PyErr_Format(PyExc_ValueError, "this machine's best path is %d", nn_simd);
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(steps, "steps must be a sequence");
+    if (!seq) return NULL;
+    NnPath *path = PyMem_Calloc(1, sizeof(NnPath));
+    if (!path || nn_path_open(path, n, simd < 0 ? nn_simd : simd) < 0) {
+        PyMem_Free(path);
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    PyObject *list = PyList_New(count);
+    int depth = -1;
+    for (Py_ssize_t i = 0; list && i < count; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i), *b, *w, *k;
+        int ply, black, wanted;
+        bb own, opp, kings;
+        if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "iOOOpp", &ply, &b, &w, &k, &black, &wanted)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "steps are (ply, black, white, kings, black_to_move, evaluate)");
+            Py_CLEAR(list);
+            break;
+        }
+        if (ply < 0 || ply > depth + 1 || ply > MAX_PLY) {
+            PyErr_Format(PyExc_ValueError, "step %zd: ply %d is not within 0..%d", i, ply,
+                         depth + 1 < MAX_PLY ? depth + 1 : MAX_PLY);
+            Py_CLEAR(list);
+            break;
+        }
+        if (parse_position(b, w, k, black, &own, &opp, &kings) < 0) { Py_CLEAR(list); break; }
+        nn_enter(path, ply, own, opp, kings, black);
+        depth = ply;
+        PyObject *entry;
+        if (wanted) {
+            int score = nn_evaluate_at(path, ply, black);
+            entry = Py_BuildValue("(iy#)", score, (const char *)nn_acc(path, ply, !black),
+                                  (Py_ssize_t)(sizeof(int16_t) * (size_t)n->h1));
+        } else {
+            entry = Py_NewRef(Py_None);
+        }
+        if (!entry) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, entry);
+    }
+    nn_path_close(path);
+    PyMem_Free(path);
+    Py_DECREF(seq);
+    return list;
+}
+
 static PyMethodDef methods[] = {
     {"legal_moves", py_legal_moves, METH_VARARGS,
      "legal_moves(black, white, kings, black_to_move) -> [(path, captured, crowned)]\n\n"
@@ -1730,6 +2008,9 @@ static PyMethodDef methods[] = {
     {"network_evaluate", py_network_evaluate, METH_VARARGS,
      "network_evaluate(black, white, kings, black_to_move, simd=-1) -> int: the network's score for the side\n"
      "to move (hundredths of a man); simd 0, 1, 2 forces the plain C, SSSE3 or AVX2 path."},
+    {"network_trace", py_network_trace, METH_VARARGS,
+     "network_trace(steps, simd=-1) -> [None | (score, bytes)]: the search's incremental first layer along a\n"
+     "path of (ply, black, white, kings, black_to_move, evaluate) steps, for tests."},
     {NULL, NULL, 0, NULL},
 };
 
