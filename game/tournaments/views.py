@@ -166,7 +166,8 @@ def join(request, tournament_id: str):
             messages.error(request, str(lazy_text(_("Too many tries to join this tournament; try again in "
                                                     "%(seconds)s s."), seconds=wait)))
             return redirect("tournament", tournament_id=tournament_id)
-    _act(request, tournament_id, lambda: arena.join(tournament_id, pid, name, password, invite=token))
+    address = http_limits.client_address(request)
+    _act(request, tournament_id, lambda: arena.join(tournament_id, pid, name, password, invite=token, address=address))
     return redirect("tournament", tournament_id=tournament_id)
 
 
