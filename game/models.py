@@ -70,7 +70,9 @@ class Game(models.Model):
     the seats' ratings when the game started, ``black_provisional``/``white_provisional`` whether
     each was provisional then, ``black_rating_diff``/``white_rating_diff`` the
     change the game's end made (rounded points; None until then, and for unrated games);
-    ``finished_at`` when the game ended.
+    ``finished_at`` when the game ended.  ``unrated_reason``: why a rated game's end counted for
+    nothing, its players' accounts being linked (``"browser"`` or ``"sign_up"``,
+    :func:`game.ratings.links.link`; ``""`` otherwise).
     """
 
     class Status(models.TextChoices):
@@ -125,6 +127,7 @@ class Game(models.Model):
     black_provisional = models.BooleanField(null=True, blank=True)
     white_provisional = models.BooleanField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    unrated_reason = models.CharField(max_length=10, blank=True, default="")
 
     class Meta:
         indexes = [

@@ -114,11 +114,13 @@ def _after_absence(player: glicko.Glicko, row: Rating, now: datetime) -> glicko.
     return glicko.widened(player, days * RATING_PERIODS_PER_DAY)
 
 
-def settle(game: Game, result: str) -> dict[str, int]:
+def settle(game: Game, result: str) -> dict[str, int | str]:
     """Rate the end of the rated ``game`` with ``result`` (``1-0``, ``0-1`` or ``1/2-1/2``):
     update both players' :class:`Rating` rows of the game's category, write one
     :class:`RatingChange` each, and return the game's fields ``black_rating_diff`` and
-    ``white_rating_diff`` (whole points: the rounded rating after minus the rounded rating before).
+    ``white_rating_diff`` (whole points: the rounded rating after minus the rounded rating before),
+    and ``unrated_reason``: why the end counted for nothing (:func:`game.ratings.links.link`:
+    ``"browser"`` or ``"sign_up"``; ``""`` when it counted), which the game's state shows its players.
 
     Before the game, a rating unused for a while has its deviation widened by the days since its
     last game (:data:`RATING_PERIODS_PER_DAY`, as lichess), so a player back after months moves
@@ -139,9 +141,10 @@ def settle(game: Game, result: str) -> dict[str, int]:
     if category is None:
         raise ValueError("an untimed game is never rated")
     now = timezone.now()
-    counts = weight(game, now)
-    if not counts:
-        return {"black_rating_diff": 0, "white_rating_diff": 0}
+    linked = links.link(black, white, now)
+    if linked is not None:
+        return {"black_rating_diff": 0, "white_rating_diff": 0, "unrated_reason": linked}
+    counts = _repeats_weight(game, now)
     ids = sorted((black, white))
     rows = _locked_rows(ids, category)
     before = {pid: glicko.Glicko(rows[pid].rating, rows[pid].deviation, rows[pid].volatility) for pid in ids}
@@ -157,7 +160,7 @@ def settle(game: Game, result: str) -> dict[str, int]:
     RatingChange.objects.bulk_create([
         RatingChange(game_id=game.pk, player_id=pid, category=category, before=before[pid].rating,
                      after=after[pid].rating, deviation=after[pid].deviation) for pid in (black, white)])
-    return {"black_rating_diff": diffs[black], "white_rating_diff": diffs[white]}
+    return {"black_rating_diff": diffs[black], "white_rating_diff": diffs[white], "unrated_reason": ""}
 
 
 def _locked_rows(ids: list[str], category: str) -> dict[str, Rating]:
@@ -198,9 +201,14 @@ def weight(game: Game, now: datetime | None = None) -> float:
     games of its two players against each other within :data:`REPEAT_WINDOW_S`, half as much for
     each one after (``docs/ratings.md``, "Results that count")."""
     now = now or timezone.now()
-    black, white = game.black_player, game.white_player
-    if links.link(black, white, now) is not None:
+    if links.link(game.black_player, game.white_player, now) is not None:
         return 0.0
+    return _repeats_weight(game, now)
+
+
+def _repeats_weight(game: Game, now: datetime) -> float:
+    """:func:`weight` for two players not linked: the same two players' rated games of the day."""
+    black, white = game.black_player, game.white_player
     between = Game.objects.filter(Q(black_player=black, white_player=white) | Q(black_player=white, white_player=black))
     earlier = (RatingChange.objects.filter(player_id=black, game__in=between,
                                            at__gte=now - timedelta(seconds=REPEAT_WINDOW_S))

@@ -19,6 +19,8 @@ seat of the side to move; everyone else gets the same event without it.
      "fen": str (PDN FEN), "turn": "B"|"W", "ply": int,
      "legal": [str, ...]  (full notation; only while the game is active, and only to the side to move),
      "rated": bool (the game changes both players' ratings when it finishes),
+     "unrated": "browser"|"sign_up"|None (why a rated game's end changed no ratings: its players'
+                accounts are linked, :func:`game.ratings.links.link`; None otherwise),
      "seats": {"B": {"name": str|None}, "W": {"name": str|None}}  (plus "computer": level 1-9
               in the seat the computer holds; in a rated game once both seats are taken,
               "rating": int (points when it started) and "provisional": bool, and "diff": int
@@ -120,6 +122,7 @@ def state(game: Game, record: rules.Game, now: datetime | None = None) -> dict[s
         "ply": game.ply,
         **legal,
         "rated": game.rated,
+        "unrated": game.unrated_reason or None,
         "seats": {
             "B": {"name": game.black_name or None, **seat_info(game.black_player), **black_rating},
             "W": {"name": game.white_name or None, **seat_info(game.white_player), **white_rating},
@@ -366,7 +369,7 @@ SEAT_SCHEMA: dict[str, Any] = {"name": (str, None), "computer?": int, "deleted?"
 STATE_SCHEMA: dict[str, Any] = {
     "id": str, "status": "waiting|active|finished|aborted", "fen": str, "turn": "B|W", "ply": int,
     "legal?": [str],
-    "rated": bool,
+    "rated": bool, "unrated": ("browser|sign_up", None),
     "seats": {"B": SEAT_SCHEMA, "W": SEAT_SCHEMA},
     "result": "1-0|0-1|1/2-1/2|*", "termination": (str, None), "winner": ("B|W", None),
     "reason": (str, None), "no_progress": int, "draw_offer": ("B|W", None),

@@ -109,3 +109,52 @@ def test_two_accounts_play_a_rated_game_and_both_see_the_rating_changes(server, 
         expect(recent).to_have_count(1)
         expect(recent.locator("td.outcome")).to_contain_text(outcome)
         expect(recent.locator(".rating-diff")).to_have_text(re.compile("^[+\u2212-]\\d+$"))
+
+
+LINKED_GAME = """
+import uuid
+from django.contrib.auth.models import User
+from game.models import Account
+from game.ratings import links
+from game.round import actions, reads
+ids = []
+for name in ("samenetsister", "samenetbrother"):
+    user = User.objects.create_user(username=name, password="x-Pass-2026!")
+    account = Account.objects.create(user=user, player_id=uuid.uuid4().hex)
+    links.note_sign_in(account, None, "203.0.113.11", new=True)
+    ids.append(account.player_id)
+game = actions.create_game(ids[0], "samenetsister", "B", time_control="5+0", rated=True)
+actions.join_game(game.id, ids[1], "samenetbrother")
+for ply, text in enumerate(("11-15", "23-19", "8-11", "22-17")):
+    actions.play_move(game.id, ids[ply % 2], text, reads.version(game.id))
+actions.resign(game.id, ids[1])
+print(game.id)
+"""
+
+
+def test_a_game_between_linked_accounts_says_why_it_was_not_rated(server, server_env, new_context, tmp_path):
+    """Two accounts signed up from one address: the end banner says the game was not rated and why,
+    in the page's language, with no axe violation, on a phone held either way."""
+    from tests.browser.test_accessibility import assert_clean
+
+    done = subprocess.run([sys.executable, "manage.py", "shell", "-c", LINKED_GAME], cwd=ROOT, env=server_env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    url = f"{server.url}/g/{done.stdout.split()[-1]}/"
+    for locale, words in (("en-US", "Not rated: both accounts were created from the same network address."),
+                          ("fr-FR", "Non classée : les deux comptes ont été créés depuis la même adresse réseau."),
+                          ("es-ES", "No puntuable: las dos cuentas se crearon desde la misma dirección de red.")):
+        page = new_context(locale=locale).new_page()
+        page.goto(url)
+        banner = page.locator("#result-banner")
+        expect(banner.locator(".rating-diff").first).to_have_text("+0")
+        expect(banner.locator(".result-unrated")).to_have_text(words)
+        if locale == "en-US":
+            assert_clean(page, "a finished game not rated")
+    for name, size in (("portrait", {"width": 390, "height": 844}), ("landscape", {"width": 844, "height": 390})):
+        page = new_context().new_page()
+        page.set_viewport_size(size)
+        page.goto(url)
+        expect(page.locator("#result-banner .result-unrated")).to_be_visible()
+        page.locator("#result-banner").scroll_into_view_if_needed()
+        page.screenshot(path=str(tmp_path / f"unrated-{name}.png"))

@@ -83,10 +83,12 @@ def test_accounts_signed_in_from_one_browser_count_nothing_against_each_other():
         links.note_sign_in(Account.objects.get(player_id=player), device, None, new=False)
     assert links.link(farmer, puppet) == "browser"
     game = rated_game(puppet, farmer)
-    actions.resign(game.id, puppet)
+    [event] = actions.resign(game.id, puppet).events
+    # The players are told why the game counted for nothing (the end banner's "Not rated: ...").
+    assert (event["state"]["unrated"], event["state"]["seats"]["B"]["diff"]) == ("browser", 0)
     stored = Game.objects.get(pk=game.id)
     assert stored.status == Game.Status.FINISHED and stored.result == "0-1"
-    assert (stored.black_rating_diff, stored.white_rating_diff) == (0, 0)
+    assert (stored.black_rating_diff, stored.white_rating_diff, stored.unrated_reason) == (0, 0, "browser")
     assert rating(farmer) is None and not RatingChange.objects.exists()
 
 
@@ -106,7 +108,8 @@ def test_accounts_signed_up_from_one_address_count_once_each_has_played_others()
     assert Account.objects.get(player_id=sister).signed_up_from == links.address_key("203.0.113.7") != ""
     assert links.link(sister, brother) == "sign_up"
     game = rated_game(sister, brother)
-    actions.resign(game.id, brother)
+    [event] = actions.resign(game.id, brother).events
+    assert event["state"]["unrated"] == "sign_up"
     assert Game.objects.get(pk=game.id).black_rating_diff == 0
     # Each plays others; from the fifth such game on, their games against each other count.
     for n in range(links.PLAYED_OTHERS):
@@ -115,7 +118,8 @@ def test_accounts_signed_up_from_one_address_count_once_each_has_played_others()
             actions.resign(rated_game(player, other).id, other)
     assert links.link(sister, brother) is None
     game = rated_game(sister, brother)
-    actions.resign(game.id, brother)
+    [event] = actions.resign(game.id, brother).events
+    assert event["state"]["unrated"] is None
     assert Game.objects.get(pk=game.id).black_rating_diff > 0
 
 

@@ -37,6 +37,14 @@ export function diffText(diff) {
   return diff < 0 ? `\u2212${-diff}` : `+${diff}`;
 }
 
+/** Why a rated game's end changed no ratings (the state's `unrated`: its players' accounts linked,
+ *  docs/ratings.md, "Results that count"), or '' when it counted. */
+function unratedText(reason) {
+  if (reason === 'sign_up') return gettext('Not rated: both accounts were created from the same network address.');
+  if (reason === 'browser') return gettext('Not rated: both accounts were used in the same browser.');
+  return '';
+}
+
 export class TableView {
   constructor(els, ctrl) {
     this.els = els;
@@ -210,7 +218,7 @@ export class TableView {
     }
     const reasonText = ctrl.endReason;
     const diffs = [BLACK, WHITE].map((c) => (s.seats && s.seats[c] ? s.seats[c].diff : undefined));
-    const key = JSON.stringify([s.status, s.winner, s.result, reasonText, s.next_game || null, diffs]);
+    const key = JSON.stringify([s.status, s.winner, s.result, reasonText, s.next_game || null, diffs, s.unrated || null]);
     node.hidden = false;
     if (node.dataset.key === key) return;
     node.dataset.key = key;
@@ -240,6 +248,13 @@ export class TableView {
     }
     node.append(reason, score);
     if (diffs.some((d) => typeof d === 'number')) node.append(this.ratingChanges(s));
+    const unrated = unratedText(s.unrated);
+    if (unrated) {
+      const why = document.createElement('p');
+      why.className = 'result-unrated';
+      why.textContent = unrated;
+      node.append(why);
+    }
     if (s.next_game) {
       // Players are taken there automatically when the rematch starts; this link is for spectators
       // (and for a player who comes back to this page later).
