@@ -123,9 +123,11 @@ def sweep() -> None:
 def keep_sweeping(now: datetime | None = None) -> bool:
     """Start the chain of sweeps when it is not running (no heartbeat for :data:`HEARTBEAT_S`
     seconds: never started, a Redis flushed, the workers stopped): the next slot's sweep goes on the
-    scheduler.  Returns True when it was started, False when it runs.  Raises
-    :class:`redis.exceptions.RedisError` when Redis is unreachable."""
-    if django_rq.get_connection(QUEUE).exists(_HEARTBEAT_KEY):
+    scheduler, and the heartbeat is set, so that a second call at once finds it running.  Returns
+    True when it was started, False when it runs.  Raises :class:`redis.exceptions.RedisError` when
+    Redis is unreachable."""
+    connection = django_rq.get_connection(QUEUE)
+    if not connection.set(_HEARTBEAT_KEY, "1", ex=HEARTBEAT_S, nx=True):
         return False
     _schedule(now or timezone.now())
     return True

@@ -135,6 +135,7 @@ def test_the_job_puts_itself_back_and_keeps_one_chain():
         connection.delete("clocks:sweep")
         assert timeouts.keep_sweeping() is True             # lost: started again ...
         assert len(set(registry.get_job_ids()) - before) <= 2   # ... for the next slot (the same id, or the one after)
+        assert timeouts.keep_sweeping() is False            # ... once
         out = io.StringIO()
         call_command("sweep_clocks", stdout=out)
         assert out.getvalue().startswith("sweep_clocks: ended 0 live games out of time")
