@@ -36,12 +36,10 @@ migrate: install
 
 # The site and, beside it, one worker of its task queues (with the scheduler, at niceness 10 so that
 # a review's search yields to the site: docs/learning.md), stopped with it; the coming hourly arenas
-# are created first (docs/tournaments.md, "Scheduling") and the periodic sweep of live games out of
-# time started (docs/protocol.md, "Clocks with nobody watching").
+# are created first (docs/tournaments.md, "Scheduling").
 run: install redis migrate
 	@export DJANGO_DEBUG=$${DJANGO_DEBUG:-1}; \
 	$(PY) manage.py schedule_arenas; \
-	$(PY) manage.py sweep_clocks; \
 	nice -n 10 $(PY) manage.py rqworker default reviews tournaments --with-scheduler & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	$(PY) -m checkers_site.serve -b $(HOST) -p $(PORT) checkers_site.asgi:application

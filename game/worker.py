@@ -1,6 +1,8 @@
 """The site's RQ worker (``RQ["WORKER_CLASS"]``): RQ's own, whose maintenance runs every
 :data:`MAINTENANCE_EVERY_S` seconds instead of RQ's ten minutes, and also puts back the
-tournaments' ticks that Redis lost (:func:`game.tournaments.jobs.revive_ticks`).
+tournaments' ticks that Redis lost (:func:`game.tournaments.jobs.revive_ticks`) and the periodic
+sweep of live games out of time, when it is not running (:func:`game.round.timeouts.keep_sweeping`:
+a worker's first maintenance starts it).
 
 RQ's scheduler (``--with-scheduler``) is a process of the worker that dies when its Redis
 connection is lost, a Redis restart among others; the worker starts it again only in its
@@ -16,6 +18,7 @@ from typing import Any
 
 from rq.worker import Worker as RQWorker
 
+from game.round import timeouts
 from game.tournaments import jobs
 
 log = logging.getLogger(__name__)
@@ -33,8 +36,14 @@ class Worker(RQWorker):
 
     def run_maintenance_tasks(self) -> None:
         """RQ's maintenance (the scheduler started again if it died, the registries cleaned), then
-        the arenas' lost ticks put back; a failure of the latter is logged, the worker works on."""
+        the arenas' lost ticks and the clock sweep put back; a failure of the latter is logged, the
+        worker works on."""
         super().run_maintenance_tasks()
+        try:
+            if timeouts.keep_sweeping():
+                log.info("worker: the sweep of live games out of time started")
+        except Exception:
+            log.exception("worker: the sweep of live games out of time could not be checked")
         try:
             revived = jobs.revive_ticks()
         except Exception:

@@ -14,8 +14,9 @@ correspondence games (their days) are not its business.
 The job puts itself back on the scheduler for the next slot of :data:`SWEEP_S` seconds, one job
 id per slot (:func:`job_id`), so that two chains (a chain revived while the old one was only
 late) merge into one.  :func:`keep_sweeping` starts the chain when it is not running (no
-heartbeat for :data:`HEARTBEAT_S` seconds): ``manage.py sweep_clocks`` runs it, at ``make run``,
-at each worker's start in production and every hour from ``manage.py housekeeping``.
+heartbeat for :data:`HEARTBEAT_S` seconds): every worker's maintenance runs it
+(:class:`game.worker.Worker`, at its start and every 15 s), so ``make run`` and the production
+workers (``deploy/systemd/checkers-worker@.service``) start it, and a Redis that lost it gets it back.
 """
 
 from __future__ import annotations

@@ -17,8 +17,6 @@ once. It prints what it did, e.g.::
   neither player has open is ended as abandoned, a draw on both players' record
   (:func:`game.round.actions.abandon_deserted`), and its ``update`` event published.  The home
   page's "Games being played now" stops listing such a game as soon as its players have left.
-- The periodic job that ends live games out of time nobody has open (:mod:`game.round.timeouts`) is
-  put back on RQ's scheduler if it was lost (a Redis flushed, the workers stopped a while).
 - Presence (:func:`game.round.presence.sweep`) and the seek pools
   (:meth:`game.lobby.pools.Matchmaker.sweep`) lose the entries of sockets whose server process
   died. Both expire by themselves too; this keeps Redis tidy in between.
@@ -36,13 +34,12 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
-from redis.exceptions import RedisError
 
 from game.errors import ActionError
 from game.lobby.pairing import POOLS
 from game.lobby.pools import Matchmaker, MatchmakingUnavailable
 from game.models import Game
-from game.round import actions, fanout, presence, timeouts
+from game.round import actions, fanout, presence
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -107,13 +104,6 @@ class Command(BaseCommand):
                     f"{cutoff:%Y-%m-%d %H:%M} UTC)")
         if verbosity > 1 and aborted:
             self.report("  " + " ".join(aborted))
-
-        if not dry_run:
-            try:
-                if timeouts.keep_sweeping():
-                    self.report("restarted the periodic sweep of live games out of time")
-            except RedisError as exc:
-                failures.append(f"clock sweep: Redis unavailable ({exc})")
 
         try:
             removed = presence.sweep(dry_run=dry_run)
