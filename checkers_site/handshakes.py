@@ -53,6 +53,20 @@ def refusal_reason(message: dict[str, Any], accepted: bool) -> str | None:
 FRAME_SEND = "checkers.frame_send"
 
 
+async def send_frame(consumer: Any, text: str) -> None:
+    """Write ``text``, a frame already encoded (JSON text), as it is on the websocket of ``consumer``
+    (a Channels consumer): straight to the server (:data:`FRAME_SEND`) past the middlewares' checks
+    of every message, or through them with Channels' ``send(text_data=...)`` where the scope has no
+    such ``send`` (a consumer run without :class:`HandshakeLog`, as in the tests' communicators).
+    A frame sent once to many sockets is encoded once, not once a socket.  Raises what the
+    server's ``send`` raises (a socket closing)."""
+    frame_send = consumer.scope.get(FRAME_SEND)
+    if frame_send is None:
+        await consumer.send(text_data=text)
+    else:
+        await frame_send({"type": "websocket.send", "text": text})
+
+
 class HandshakeLog:
     """ASGI middleware around the websocket application: logs each refusal (see the module
     docstring), and gives the application the server's ``send`` for its frames (:data:`FRAME_SEND`)."""

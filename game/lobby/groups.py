@@ -2,9 +2,9 @@
 
 Every lobby socket joins the group of its player (:func:`player_group`: all their tabs, so that
 a pairing in one tab withdraws the seeks of the others, and the seeks of an account deleted
-meanwhile are withdrawn) and the one group of the pools' counts (:data:`POOLS_GROUP`: each count
-message names its pool, so a socket joins one group, not one per pool).  The names need nothing of
-the sockets or of the accounts.
+meanwhile are withdrawn).  The news for every page (the pools' counts and seeks) goes another way,
+one message a process: :mod:`game.lobby.fanout`.  The names need nothing of the sockets or of the
+accounts.
 """
 
 from __future__ import annotations
@@ -20,10 +20,6 @@ log = logging.getLogger(__name__)
 def player_group(player_id: str) -> str:
     """The channel-layer group of every lobby socket of one player (all their tabs)."""
     return f"lobby.player.{player_id}"
-
-
-#: The channel-layer group of every lobby socket: the pools' counts (``lobby.count``, naming the pool).
-POOLS_GROUP = "lobby.pools"
 
 
 def layer() -> BaseChannelLayer:

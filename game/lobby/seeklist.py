@@ -1,18 +1,17 @@
 """The seeks everyone can see, and the lobby's counters: players online, games in play.
 
-A lobby socket that sends ``watch`` (every home page does) joins the group :data:`SEEKS_GROUP` and
-is sent every pool's waiting seeks at once (``seeks``), then each pool's again whenever it changes
-(:func:`push`, called with the pool's count push, so a burst of changes to a pool costs one read
-and one group message every 0.25 s per process), and all of them with the counters every 10 s
-(the seeks of a dead process expire silently).  Only what a page shows leaves the server: the seek's
+A lobby socket that sends ``watch`` (every home page does) is sent every pool's waiting seeks at
+once (``seeks``), then each pool's again whenever it changes (:mod:`game.lobby.fanout`: one read
+and one frame a page per process for the changes of a 50-ms window), and all of them with the
+counters every 10 s (the seeks of a dead process expire silently).  Only what a page shows leaves the server: the seek's
 id (to play it), name, rating and how long it has waited; never a player id or a channel name.
 
 Blocks hide seeks both ways (docs/people.md, "Blocks"): a page does not see the seek of a player
-its player blocks or is blocked by.  The group message names the player of each seek whose player
-blocks or is blocked by anyone (``owners``: its ``Seek.avoid`` is not empty), and each watching
-socket leaves out the seeks of the players in its own set (:func:`visible`), read when it starts
-watching; the page gets neither.  With no such seek in a message, which is the common case, a
-socket forwards the seeks as they came.
+its player blocks or is blocked by.  A read of the lists (:func:`lists`) names the player of each
+seek whose player blocks or is blocked by anyone (``owners``: its ``Seek.avoid`` is not empty), and
+each watching page is sent the lists without the seeks of the players in its own set
+(:func:`visible`), read when it starts watching; the page gets neither.  With no such seek in a
+read, which is the common case, every page is sent the same text.
 
 The counters: games in play (:func:`game.round.reads.seated_in_play`: any activity in the last 15
 minutes, correspondence within its days) and players online, the people seated in those games and
@@ -31,15 +30,12 @@ import weakref
 from django.conf import settings
 
 from game.lobby import pools
-from game.lobby.groups import layer
 from game.lobby.pairing import POOLS, Seek
 from game.round import reads
 from game.sockets import in_db_thread
 
 log = logging.getLogger(__name__)
 
-#: The channel-layer group of the lobby sockets that show the seeks.
-SEEKS_GROUP = "lobby.seeks"
 #: Seeks shown of one pool at most, oldest first.
 LIST_LIMIT = 30
 #: Seconds a player counts as online after their home page last said so.
@@ -48,7 +44,7 @@ ONLINE_TTL_S = 30
 COUNTERS_TTL_S = 5.0
 
 #: Seconds the seeks of every pool read by one process for its sockets' refreshes are reused (a change
-#: to a pool reaches the pages at once by :func:`push` all the same).
+#: to a pool reaches the pages at once by :mod:`game.lobby.fanout` all the same).
 LISTS_TTL_S = 2.0
 
 _shared_reads: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -62,13 +58,15 @@ def public(seek: Seek, now_us: int) -> dict:
 
 
 async def lists(pool_ids) -> dict:
-    """The visible seeks of each of ``pool_ids``, oldest first, at most :data:`LIST_LIMIT` each, in
-    one round trip: ``{"pools": {pool id: [public seek, ...]}}``, with ``"owners": {seek id: player
-    id}`` for the seeks whose player blocks or is blocked by anyone (none: no ``owners``), for the
-    sockets' :func:`visible`, never for a page.  Raises
-    :class:`game.lobby.pools.MatchmakingUnavailable`."""
-    read = await pools.from_settings().listing(pool_ids, LIST_LIMIT)
-    listed: dict = {"pools": {pool: [public(seek, now_us) for seek in seeks] for pool, (now_us, seeks) in read.items()}}
+    """The visible seeks of each of ``pool_ids``, oldest first, at most :data:`LIST_LIMIT` each, and
+    how many wait in each, in two pipelined reads side by side: ``{"pools": {pool id: [public seek,
+    ...]}, "waiting": {pool id: int}}``, with ``"owners": {seek id: player id}`` for the seeks whose
+    player blocks or is blocked by anyone (none: no ``owners``), for :func:`visible`, never for a
+    page.  Raises :class:`game.lobby.pools.MatchmakingUnavailable`."""
+    matchmaker = pools.from_settings()
+    read, waiting = await asyncio.gather(matchmaker.listing(pool_ids, LIST_LIMIT), matchmaker.counts(pool_ids))
+    listed: dict = {"pools": {pool: [public(seek, now_us) for seek in seeks] for pool, (now_us, seeks) in read.items()},
+                    "waiting": waiting}
     owners = {seek.id: seek.player for _now, seeks in read.values() for seek in seeks if seek.avoid}
     if owners:
         listed["owners"] = owners
@@ -78,22 +76,17 @@ async def lists(pool_ids) -> dict:
 def visible(listed: dict, hidden: frozenset[str]) -> dict:
     """The ``seeks`` message for a page whose player blocks or is blocked by the players ``hidden``
     (player ids), from ``listed`` (:func:`lists`): ``{"type": "seeks", "pools": {pool id: [public
-    seek]}}`` without the seeks of those players, and without ``owners``.  Every pool of ``listed``
-    stays (a pool left empty tells the page that its seeks are gone)."""
+    seek]}, "waiting": {pool id: int}}`` without the seeks of those players, and without ``owners``.
+    Every pool of ``listed`` stays (a pool left empty tells the page that its seeks are gone); the
+    counts stay as they are (a hidden seek still waits in its pool)."""
     owners = listed.get("owners")
     if owners and hidden:
         gone = {seek for seek, player in owners.items() if player in hidden}
         if gone:
             return {"type": "seeks", "pools": {pool: [s for s in seeks if s["id"] not in gone]
-                                               for pool, seeks in listed["pools"].items()}}
-    return {"type": "seeks", "pools": listed["pools"]}
-
-
-async def push(pool: str) -> None:
-    """Send the seeks of ``pool`` (:func:`lists`) to every socket of :data:`SEEKS_GROUP`
-    (``lobby.seeks``).  Raises :class:`game.lobby.pools.MatchmakingUnavailable` and the channel
-    layer's errors."""
-    await layer().group_send(SEEKS_GROUP, {"type": "lobby.seeks", **await lists([pool])})
+                                               for pool, seeks in listed["pools"].items()},
+                    "waiting": listed["waiting"]}
+    return {"type": "seeks", "pools": listed["pools"], "waiting": listed["waiting"]}
 
 
 def _online_key() -> str:
@@ -147,13 +140,20 @@ async def counters() -> dict:
     return await _shared("counters", COUNTERS_TTL_S, read_counters)
 
 
+async def every_pool(fresh_after: float) -> dict:
+    """:func:`lists` of every pool of :data:`game.lobby.pairing.POOLS`, read at most once every
+    :data:`LISTS_TTL_S` seconds by this process (its event loop), so that its sockets' refreshes cost
+    one read, not one each; a read begun before ``fresh_after`` (``time.monotonic()``) is not
+    reused.  Raises :class:`game.lobby.pools.MatchmakingUnavailable`."""
+    return await _shared("lists", LISTS_TTL_S, lambda: lists(POOLS), fresh_after=fresh_after)
+
+
 async def everything(joined_at: float = 0.0, hidden: frozenset[str] = frozenset()) -> list[dict]:
-    """The messages a watching page is sent on ``watch`` and every 10 s: ``seeks`` of every pool of
-    :data:`game.lobby.pairing.POOLS` (read at most once every :data:`LISTS_TTL_S` seconds by this
-    process, so its sockets' refreshes cost one pipelined read, not one each), without the seeks of
-    the players ``hidden`` (:func:`visible`), then ``counters``.
-    ``joined_at`` (``time.monotonic()``): when the socket joined :data:`SEEKS_GROUP`; a read begun
-    before it is not reused, since a seek :func:`push`-ed between that read and the join would reach
-    the page only at its next refresh.  Raises :class:`game.lobby.pools.MatchmakingUnavailable`."""
-    every = await _shared("lists", LISTS_TTL_S, lambda: lists(POOLS), fresh_after=joined_at)
-    return [visible(every, hidden), await counters()]
+    """The messages a watching page is sent on ``watch`` and every 10 s: ``seeks`` of every pool, with
+    every pool's count (:func:`every_pool`), without the seeks of the players ``hidden``
+    (:func:`visible`), then ``counters``.
+    ``joined_at`` (``time.monotonic()``): when the socket started watching (:mod:`game.lobby.fanout`
+    sends it the changes from then on); a read begun before it is not reused, since a change sent
+    between that read and then would reach the page only at its next refresh.  Raises
+    :class:`game.lobby.pools.MatchmakingUnavailable`."""
+    return [visible(await every_pool(joined_at), hidden), await counters()]

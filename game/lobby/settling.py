@@ -1,4 +1,4 @@
-"""Settling the pools, and pushing their counts, at most once at a time per pool in a process.
+"""Settling the pools, at most once at a time per pool in a process.
 
 Every seek that enters a pool makes this process *settle* the pool
 (:meth:`game.lobby.pools.Matchmaker.settle`: read it, decide with
@@ -7,11 +7,8 @@ per pool and process (:func:`request_settle`: a request that comes while a settl
 it read the pool once more).  Each pairing claimed becomes a game
 (:func:`game.lobby.paired.start_paired_game`).
 
-After changes, the number of seeks waiting in a pool goes to every lobby socket, through the
-group ``lobby.pools``, and the pool's visible seeks to every page that shows them
-(:func:`game.lobby.seeklist.push`), both by :func:`request_count_push`: at most one push per pool
-per process every :data:`COUNT_PUSH_DELAY_S` (the first change at once), the changes in between
-merged.
+Each pairing changes its pool: every process hears of it (:func:`game.lobby.fanout.changed`) and
+sends its pages the pool's count and seeks.
 """
 
 from __future__ import annotations
@@ -19,54 +16,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-import time
 import weakref
 
-from game.lobby import pools, seeklist
-from game.lobby.groups import POOLS_GROUP, layer
+from game.lobby import fanout, pools
 from game.lobby.paired import start_paired_game
 from game.lobby.pools import MatchmakingUnavailable
 from game.sockets import in_background
 
 log = logging.getLogger(__name__)
 
-#: Seconds between two pushes of a pool's count by one process (changes in between are merged).
-COUNT_PUSH_DELAY_S = 0.25
-
 _rng = random.SystemRandom()
 
-# Per event loop: count pushes waiting to run {pool: task}, when each pool was last pushed
-# {pool: monotonic s}, and settlers running {pool: _Settler}.
-_pushes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_last_push: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# Per event loop: settlers running {pool: _Settler}.
 _settlers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def request_count_push(pool: str) -> None:
-    """Push the number of seeks waiting in ``pool`` (and its visible seeks) to every lobby socket: at
-    once when this process has not pushed that pool in the last :data:`COUNT_PUSH_DELAY_S`, else
-    when that time is up, with every request made meanwhile merged into that one push."""
-    loop = asyncio.get_running_loop()
-    pending = _pushes.setdefault(loop, {})
-    if pool not in pending:
-        last = _last_push.setdefault(loop, {})
-        wait = max(0.0, last.get(pool, 0.0) + COUNT_PUSH_DELAY_S - time.monotonic())
-        pending[pool] = in_background(_push_count(pool, pending, last, wait))
-
-
-async def _push_count(pool: str, pending: dict, last: dict, wait: float) -> None:
-    try:
-        await asyncio.sleep(wait)
-    finally:
-        pending.pop(pool, None)
-        last[pool] = time.monotonic()
-    try:
-        waiting = await pools.from_settings().waiting(pool)
-        await layer().group_send(
-            POOLS_GROUP, {"type": "lobby.count", "pool": pool, "waiting": waiting})
-        await seeklist.push(pool)
-    except Exception as exc:  # noqa: BLE001 - a count is not worth more than a log line
-        log.warning("lobby: could not push the count of pool %s: %s", pool, exc)
 
 
 async def settle_pool(pool: str) -> int:
@@ -78,7 +40,7 @@ async def settle_pool(pool: str) -> int:
     for pairing in pairings:
         await start_paired_game(pairing)
     if pairings:
-        request_count_push(pool)
+        fanout.changed(pool)
     return waiting
 
 

@@ -11,14 +11,15 @@ background (:func:`game.lobby.settling.request_settle`); each pairing becomes a
 game, and ``lobby.paired`` comes through the channel layer to the socket of
 each seek, whichever process created the game (:mod:`game.lobby.paired`).
 
-Every socket of the lobby is in the group ``lobby.pools`` (every pool's counts) and
-receives ``pool`` messages with the number of waiting seeks: after changes
-(:func:`game.lobby.settling.request_count_push`) and every
-:data:`COUNT_REFRESH_S` seconds (expired seeks change nothing else).  A client
-that keeps sending over its rate is closed (:class:`game.sockets.Guard`).
+Every socket of the lobby receives ``pool`` messages with the number of waiting seeks: on
+connect, after changes (:mod:`game.lobby.fanout`, which hears every process's changes and writes
+the same text to each socket of this process) and every :data:`COUNT_REFRESH_S` seconds (expired
+seeks change nothing else).  A client that keeps sending over its rate is closed
+(:class:`game.sockets.Guard`).
 
 A page that sends ``watch`` is also sent the seeks waiting in every pool and the counters (players
-online, games in play), kept up to date (:mod:`game.lobby.seeklist`); a ``seek`` naming one of
+online, games in play), kept up to date (:mod:`game.lobby.seeklist`; the changes come in ``seeks``
+with their pools' counts, instead of ``pool`` messages); a ``seek`` naming one of
 those seeks in ``accept`` plays it at once (:mod:`game.lobby.accepting`).
 
 When the matchmaking Redis cannot be reached the player gets the error
@@ -40,17 +41,19 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
+from checkers_site.handshakes import send_frame
 from checkers_site.ops import logs, metrics
 from game import sessions
 from game.errors import ActionError
 from game.i18n import language_of_scope, resolved
-from game.lobby import accepting, pools, seekers, seeklist
-from game.lobby.groups import POOLS_GROUP, player_group
+from game.lobby import accepting, fanout, pools, seekers, seeklist
+from game.lobby.groups import player_group
 from game.lobby.pairing import POOLS, RANGE_MAX, RANGE_START, RANGE_STEP, RANGE_STEP_S, Seek
 from game.lobby.pools import MatchmakingUnavailable
 from game.lobby.protocol import CancelSeek, Ping, SeekGame, WatchSeeks, parse_lobby_message
-from game.lobby.settling import request_count_push, request_settle
+from game.lobby.settling import request_settle
 from game.round import admission
+from game.round.fanout import Unavailable
 from game.sockets import RATE_LIMITED, Guard, ProtocolError, decode_frame, in_db_thread
 
 if TYPE_CHECKING:
@@ -111,9 +114,13 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
     counted = False
     #: The language of the socket's human texts (game.i18n.language_of_scope), read at connect.
     language: str | None = None
-    #: The page shows the seeks and counters (it sent ``watch``): they are sent with the counts.
+    #: The page sent ``watch`` (once is enough).
+    watch_asked = False
+    #: The page shows the seeks and counters: they are sent with the counts, and the fan-out sends
+    #: it the seeks that change (set once :attr:`hidden` is known).
     watching = False
-    watching_since = 0.0   # time.monotonic() when this socket joined the seek list's group
+    watching_since = 0.0   # time.monotonic() when this socket started watching
+    news_since = 0.0       # time.monotonic() when this socket joined the fan-out
     #: The players whose seeks this page is not shown: those its player blocks or is blocked by
     #: (:func:`game.lobby.seekers.hidden_from`), read when it starts watching.
     hidden: frozenset[str] = frozenset()
@@ -139,7 +146,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             return
         try:
             await self.join(player_group(self.player_id))
-            await self.join(POOLS_GROUP)
+            await self.join_fanout()
             await self.send_counts()
         except BaseException:
             # The page went away while this socket connected (a quick reload: sending to it
@@ -164,8 +171,20 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             return
         self.joined = (*self.joined, group)
 
+    async def join_fanout(self) -> None:
+        """Get the news of every pool's changes from now on (:mod:`game.lobby.fanout`).  A failure
+        (no subscription confirmed: Redis down) is logged: the counts and seeks then come with this
+        socket's own refreshes only; seeking still works."""
+        try:
+            await fanout.fanout().join(self)
+        except Unavailable as exc:
+            log.warning("lobby: no news of the pools' changes for this socket: %s", exc)
+        self.news_since = time.monotonic()
+
     async def leave_groups(self) -> None:
-        """Leave every group joined (errors ignored: the memberships then expire in Redis)."""
+        """Leave the fan-out and every group joined (errors ignored: the memberships then expire in
+        Redis)."""
+        fanout.fanout().leave(self)
         groups, self.joined = self.joined, ()
         for group in groups:
             with contextlib.suppress(Exception):
@@ -186,7 +205,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                 if seek is not None:
                     try:
                         await pools.from_settings().cancel(seek)
-                        request_count_push(seek.pool)
+                        fanout.changed(seek.pool)
                     except MatchmakingUnavailable:
                         pass  # it expires by itself
         await self.leave_groups()
@@ -213,6 +232,11 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             log.warning("lobby: matchmaking unavailable: %s", exc)
             await self.send_json(error("matchmaking_unavailable", UNAVAILABLE_MESSAGE))
 
+    async def send_text(self, text: str) -> None:
+        """Send one frame already encoded, as it is (:func:`checkers_site.handshakes.send_frame`): the
+        fan-out's news, encoded once for every socket of the process."""
+        await send_frame(self, text)
+
     async def send_json(self, content, close=False):
         """Send ``content`` with its human texts in this socket's language (codes stay English)."""
         await super().send_json(resolved(content, self.language), close=close)
@@ -232,12 +256,12 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             await self.start_seeking(message)
         elif isinstance(message, CancelSeek):
             await self.cancel_seek()
-        elif isinstance(message, WatchSeeks) and not self.watching:
-            self.watching = True
+        elif isinstance(message, WatchSeeks) and not self.watch_asked:
+            self.watch_asked = True
             if self.player_id and sessions.signed_in(self.scope.get("session")):   # a guest blocks nobody
                 self.hidden = await in_db_thread(seekers.hidden_from)(self.player_id)
-            await self.join(seeklist.SEEKS_GROUP)
             self.watching_since = time.monotonic()
+            self.watching = True    # the fan-out sends this page the seeks (without the hidden) from now on
             await self.send_counts()
 
     async def start_seeking(self, message: SeekGame) -> None:
@@ -267,7 +291,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                 await self.join(player_group(seek.player))
             if message.accept is not None:  # a seek of the list clicked: that game at once, or a refusal
                 await accepting.play_seek(seek, message.accept)
-                request_count_push(seek.pool)
+                fanout.changed(seek.pool)
                 return
             mm = pools.from_settings()
             try:
@@ -283,7 +307,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             answer["rating"] = seek.rating
             answer["range"] = RATING_RANGE
         await self.send_json(answer)
-        request_count_push(seek.pool)
+        fanout.changed(seek.pool)
         request_settle(seek.pool)
 
     async def cancel_seek(self) -> None:
@@ -299,19 +323,23 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                 return
             self.seek = None
         await self.send_json({"type": "cancelled", "pool": seek.pool, "waiting": status.waiting})
-        request_count_push(seek.pool)
+        fanout.changed(seek.pool)
 
     async def send_counts(self) -> None:
-        """Send this socket the number of seeks waiting in each pool (or ``matchmaking_unavailable``);
-        to a page that watches, also every pool's seeks and the counters (:mod:`game.lobby.seeklist`)."""
+        """Send this socket the number of seeks waiting in each pool (``pool`` messages), or to a page
+        that watches every pool's seeks with their counts and the counters instead
+        (:mod:`game.lobby.seeklist`); or ``matchmaking_unavailable``.  Every pool is read at most
+        once every :data:`game.lobby.seeklist.LISTS_TTL_S` by the process, and never before this
+        socket joined the fan-out."""
         try:
-            counts = await pools.from_settings().counts(POOLS)
-            for pool, waiting in counts.items():
-                await self.send_json({"type": "pool", "pool": pool, "waiting": waiting})
             if self.watching:
                 await seeklist.mark_online(self.player_id or "")
                 for news in await seeklist.everything(self.watching_since, self.hidden):
                     await self.send_json(news)
+                return
+            every = await seeklist.every_pool(self.news_since)
+            for pool, waiting in every["waiting"].items():
+                await self.send_json({"type": "pool", "pool": pool, "waiting": waiting})
         except MatchmakingUnavailable as exc:
             log.warning("lobby: matchmaking unavailable: %s", exc)
             await self.send_json(error("matchmaking_unavailable", UNAVAILABLE_MESSAGE))
@@ -352,7 +380,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                     # creating the game: the player is still here, so the seek goes back in.
                     seek, status = await mm.add(seek)
                     self.seek = seek
-                    request_count_push(seek.pool)
+                    fanout.changed(seek.pool)
             except MatchmakingUnavailable as exc:
                 # A passing fault keeps the seek: the next heartbeat refreshes it, or puts it
                 # back if it expired meanwhile.  Only once Redis has failed for as long as a seek
@@ -400,7 +428,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             self.seek = None
         await self.send_json({"type": "cancelled", "pool": seek.pool, "waiting": status.waiting,
                               "reason": "paired_elsewhere", "game": message["game"], "url": message["url"]})
-        request_count_push(seek.pool)
+        fanout.changed(seek.pool)
 
     async def lobby_account_deleted(self, message):
         """Group message ``lobby.account_deleted`` (:func:`game.lobby.groups.on_account_deleted`):
@@ -419,7 +447,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "cancelled", "pool": seek.pool,
                                   "waiting": status.waiting if status is not None else 0,
                                   "reason": "account_deleted"})
-            request_count_push(seek.pool)
+            fanout.changed(seek.pool)
         await self.close(code=CLOSE_SESSION_ENDED)
 
     async def lobby_requeue(self, message):
@@ -436,7 +464,7 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
                 await self.send_json(error("matchmaking_unavailable", UNAVAILABLE_MESSAGE))
                 return
             self.seek = seek
-        request_count_push(seek.pool)
+        fanout.changed(seek.pool)
         request_settle(seek.pool)
 
     async def lobby_failed(self, message):
@@ -447,18 +475,3 @@ class LobbyConsumer(AsyncJsonWebsocketConsumer):
             self.seek, self.cancelling = None, False
         await self.send_json(error("pairing_failed", _("An opponent was found but the game could not be "
                                                        "created; please try again.")))
-
-    async def lobby_seeks(self, message):
-        """Group message ``lobby.seeks`` (``pools``: ``{pool id: [seek]}``, ``owners`` if any,
-        :func:`game.lobby.seeklist.lists`): forward the seeks that changed, but those of the players
-        this page does not see (:func:`game.lobby.seeklist.visible`)."""
-        with contextlib.suppress(Exception):  # a home page that closed as they went out
-            await self.send_json(seeklist.visible(message, self.hidden))
-
-    async def lobby_count(self, message):
-        """Group message ``lobby.count`` (``pool``, ``waiting``): forward the pool's count (not to a
-        socket that closed meanwhile: the count was for everyone, and it is gone)."""
-        try:
-            await self.send_json({"type": "pool", "pool": message["pool"], "waiting": message["waiting"]})
-        except Exception as exc:  # noqa: BLE001 - a home page that closed as the count went out
-            log.debug("lobby: a pool count to a closing socket: %s", exc)

@@ -15,9 +15,9 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from channels.consumer import get_handler_name
 from channels.exceptions import StopConsumer
@@ -27,7 +27,7 @@ from django.db import DatabaseError
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from checkers_site.handshakes import FRAME_SEND
+from checkers_site.handshakes import send_frame
 from checkers_site.ops import logs, metrics
 from game import sessions
 from game.errors import ActionError
@@ -439,14 +439,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             self.watch.refresh()
 
     async def send_text(self, text: str) -> None:
-        """Send one text frame, straight to the server (:data:`checkers_site.handshakes.FRAME_SEND`)
-        past the middlewares' checks of every message, or through them where the scope has no
-        such ``send`` (a consumer run without :class:`checkers_site.handshakes.HandshakeLog`)."""
-        frame_send = cast("Callable[[dict[str, Any]], Awaitable[None]] | None", self.scope.get(FRAME_SEND))
-        if frame_send is None:
-            await self.send(text_data=text)
-        else:
-            await frame_send({"type": "websocket.send", "text": text})
+        """Send one text frame, already encoded (:func:`checkers_site.handshakes.send_frame`)."""
+        await send_frame(self, text)
 
     async def send_message(self, message: dict[str, Any]) -> None:
         """Send one message to this socket only (an ``error``, ``pong``), encoded by

@@ -113,7 +113,7 @@ export class Lobby {
         cancelled: (msg) => this.onCancelled(msg),
         paired: (msg) => this.onPaired(msg),
         error: (msg) => this.onError(msg),
-        seeks: (msg) => this.list && this.list.onSeeks(msg),
+        seeks: (msg) => this.onSeeks(msg),
         counters: (msg) => this.list && this.list.onCounters(msg),
         pong: () => {},
       },
@@ -242,6 +242,12 @@ export class Lobby {
     const n = Number(msg.waiting) || 0;
     this.els.count.textContent = String(n);
     if (this.els.countLabel) this.els.countLabel.textContent = ngettext('player', 'players', n);
+  }
+
+  /** The seeks of the pools that changed, with their counts (`waiting`, as `pool` messages). */
+  onSeeks(msg) {
+    for (const [pool, waiting] of Object.entries(msg.waiting || {})) this.onPool({ pool, waiting });
+    if (this.list) this.list.onSeeks(msg);
   }
 
   onSeeking(msg) {

@@ -31,6 +31,8 @@ def test_a_seek_made_in_one_click_is_seen_and_played_in_one_click(server, new_co
     expect(row).to_contain_text("5+3")
     expect(row).to_contain_text("3-move ballot")
     expect(bob.locator("#online-count")).not_to_have_text("0")
+    bob.check("#seek-ballot")   # the count of the pool, as the news of the seek carried it (`waiting`)
+    expect(bob.locator('.quick-seek[data-control="5+3"] .quick-waiting')).to_have_text("1 waiting")
     assert_clean(bob, "the home page with a seek listed")
     row.locator(".seek-play").click()
     alice.wait_for_url(re.compile(r"/g/[a-z0-9]+/$"))

@@ -10,7 +10,8 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
 from checkers_site.asgi import application
-from game.lobby.groups import POOLS_GROUP, player_group
+from game.lobby.fanout import fanout
+from game.lobby.groups import player_group
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -40,8 +41,8 @@ def memberships(groups: list[str]) -> int:
         client.close()
 
 
-async def test_a_lobby_socket_failing_while_it_connects_leaves_its_groups(alice):
-    groups = [player_group(alice.player_id), POOLS_GROUP]
+async def test_a_lobby_socket_failing_while_it_connects_leaves_its_groups_and_the_fanout(alice):
+    groups = [player_group(alice.player_id)]
     before = await asyncio.to_thread(memberships, groups)
     comm = WebsocketCommunicator(closing_transport(application), "/ws/lobby/", headers=alice.headers())
     connected, _ = await comm.connect(timeout=5)
@@ -49,3 +50,4 @@ async def test_a_lobby_socket_failing_while_it_connects_leaves_its_groups(alice)
     with pytest.raises(PageGone):
         await comm.wait(timeout=5)
     assert await asyncio.to_thread(memberships, groups) == before
+    assert fanout().pages == set()      # nor is it sent the pools' news

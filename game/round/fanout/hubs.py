@@ -13,6 +13,11 @@ after the snapshot was read always reaches it; the socket holds events back unti
 is sent.  On one Redis server a hub has one line for every game; on a Redis Cluster
 (``REDIS_CLUSTER_URL``) one per shard, each resubscribed on its own after a failover
 (``docs/scaling.md``, "Redis Cluster").
+
+The same lines read the channels of the process's *listeners* (:meth:`Hub.listen`), the rooms
+above whose news is not a game's: the lobby's seek changes (:mod:`game.lobby.fanout`) are
+published once to ``<prefix>:game:~lobby`` and read once by each process, on the connection
+its games use.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from django.conf import settings
 
 from checkers_site.ops import metrics
 from game.round.events import read_publication
-from game.round.fanout.line import Line, link_notice
+from game.round.fanout.line import Line, Listener, link_notice
 from game.round.fanout.transport import ClusterTransport, Transport, Unavailable, prefix, record, transport
 from game.round.records import Kept
 from game.round.round import Member, Round
@@ -68,6 +73,10 @@ class Hub:
         self.prefix = prefix()
         self.transport: Transport = transport(url, cluster_url)
         self.lines: dict[int, Line] = {}
+        #: The readers of the channels that are not games', by key (after the prefix, starting with
+        #: ``~``, which no game id has): subscribed while the process runs.
+        self.listeners: dict[str, Listener] = {}
+        self._listening: dict[str, asyncio.Event] = {}
 
     # -- the games' Rounds
 
@@ -94,7 +103,9 @@ class Hub:
         return {g: r.members for g, r in self.rounds.items() if r.members}
 
     def has_members(self, game_id: str) -> bool:
-        """Whether ``game_id`` has sockets in this process."""
+        """Whether ``game_id`` has sockets in this process (a listener's key: always)."""
+        if game_id in self.listeners:
+            return True
         found = self.rounds.get(game_id)
         return found is not None and bool(found.members)
 
@@ -130,7 +141,7 @@ class Hub:
     @property
     def confirmed(self) -> set[str]:
         """The games whose subscription Redis has confirmed on their line's current connection."""
-        return set().union(*(line.confirmed for line in self.lines.values()))
+        return set().union(*(line.confirmed for line in self.lines.values())).difference(self.listeners)
 
     def start(self) -> None:
         """Start the subscription of a single Redis server (once; a cluster's lines start as their
@@ -210,9 +221,29 @@ class Hub:
             if future in round_.joining:
                 round_.joining.remove(future)
 
+    async def listen(self, key: str, listener: Listener) -> None:
+        """Give ``listener`` every message published to channel ``<prefix>:game:<key>`` (``key``
+        starts with ``~``) from now on, for as long as the process runs; waits for Redis to confirm
+        the subscription, as :meth:`join` does (on a line lost now: not at all).  Raises
+        :class:`~game.round.fanout.transport.Unavailable` when none came in time (Redis down)."""
+        line = await self._line_ready(key)
+        self.listeners[key] = listener
+        confirmed = self._listening.setdefault(key, asyncio.Event())
+        if line.last_command.get(key) != "subscribe":
+            confirmed.clear()
+            line.command("subscribe", key)
+        if line.lost or key in line.confirmed:
+            return
+        try:
+            await asyncio.wait_for(confirmed.wait(), JOIN_PATIENCE_S)
+        except TimeoutError:
+            raise Unavailable(f"no subscription to {key}") from None
+
     def subscription_confirmed(self, game_id: str) -> None:
-        """A line has ``game_id``'s subscription confirmed: its waiting joins go on."""
+        """A line has ``game_id``'s subscription confirmed: its waiting joins (or listener) go on."""
         self.count_subscriptions()
+        if game_id in self._listening:
+            self._listening[game_id].set()
         self.wake_joins(game_id, True)
 
     def wake_joins(self, game_id: str, confirmed: bool) -> None:
@@ -227,8 +258,9 @@ class Hub:
                 future.set_result(confirmed)
 
     def count_subscriptions(self) -> None:
-        """Set the gauge of the games subscribed (confirmed) on every line."""
-        metrics.game_subscriptions.set(sum(len(line.confirmed) for line in self.lines.values()))
+        """Set the gauge of the games subscribed (confirmed) on every line (listeners left out)."""
+        metrics.game_subscriptions.set(sum(len(line.confirmed.difference(self.listeners))
+                                           for line in self.lines.values()))
 
     def leave(self, game_id: str, member: Member) -> None:
         """Stop giving ``member`` the events of ``game_id`` (no error if it was not there)."""
@@ -259,7 +291,8 @@ class Hub:
     # -- events in and out
 
     async def publish(self, game_id: str, texts: list[str]) -> None:
-        """Publish the encoded events ``texts`` of ``game_id``, in order, in one round trip.
+        """Publish the encoded events ``texts`` of ``game_id`` (or the messages of a listener's key:
+        :meth:`listen`), in order, in one round trip.
 
         Raises :class:`~game.round.fanout.transport.Unavailable` when the publish fails, whatever
         the client raised (some may have gone out): redis-py raised ``AttributeError`` from a
@@ -275,7 +308,12 @@ class Hub:
     async def dispatch(self, name: bytes, data: bytes) -> None:
         """An event came on channel ``name``: to the game's sockets here, unless it is the echo
         of one delivered here already (its publish had failed)."""
-        found = self.rounds.get(name[len(self.prefix):].decode())
+        key = name[len(self.prefix):].decode()
+        listener = self.listeners.get(key)
+        if listener is not None:
+            await listener.hear(data)
+            return
+        found = self.rounds.get(key)
         if found is None or not found.members:
             metrics.game_events_read.labels(wanted="no").inc()
             return

@@ -46,12 +46,24 @@ def link_notice(up: bool) -> list[tuple[str, str]]:
     return [(EVERYONE.key, encode({"type": "link", "up": up}))]
 
 
+class Listener(Protocol):
+    """What a hub's line needs of the reader of a channel that is not a game's (the lobby's seeks:
+    :mod:`game.lobby.fanout`)."""
+
+    async def hear(self, data: bytes) -> None:
+        """A message published to the channel."""
+
+    def resync(self) -> None:
+        """Messages may have been missed (the subscription was lost and is back)."""
+
+
 class Owner(Protocol):
     """What a line needs of its hub (:class:`game.round.fanout.hubs.Hub`)."""
 
     prefix: str
     transport: Transport
     rounds: dict[str, Round]
+    listeners: dict[str, Listener]
 
     def line_of(self, game_id: str) -> Line:
         """The line that reads ``game_id``'s channel."""
@@ -117,7 +129,7 @@ class Line:
         self.last_command[game_id] = command
         if command == "subscribe":
             self.outstanding[game_id] = self.outstanding.get(game_id, 0) + 1
-            if self.outage is not None:
+            if self.outage is not None and game_id not in self.hub.listeners:
                 outages.tracker.widen(self.outage, game_id)   # its events are held up too
         else:
             self.leaving[game_id] = self.leaving.get(game_id, 0) + 1
@@ -146,6 +158,10 @@ class Line:
         """The games with sockets here that this line reads."""
         return [g for g, r in self.hub.rounds.items() if r.members and self.hub.line_of(g) is self]
 
+    def listened(self) -> list[str]:
+        """The keys of the hub's listeners (:class:`Listener`) whose channel this line reads."""
+        return [key for key in self.hub.listeners if self.hub.line_of(key) is self]
+
     def sockets(self) -> list[Member]:
         """The sockets of the games this line reads."""
         return [m for g in self.games() for m in self.hub.rounds[g].members]
@@ -159,9 +175,9 @@ class Line:
             try:
                 connection = await transport.connect(self.key)
                 pubsub = connection.pubsub()
-                # Every game served here, with the link channel: a snapshot read after the link's
-                # confirmation misses no event of any of them.
-                games = self.games()
+                # Every game served here and every listener's channel, with the link channel: a
+                # snapshot read after the link's confirmation misses no event of any of them.
+                games = self.games() + self.listened()
                 self.commands.clear()
                 self.last_command = dict.fromkeys(games, "subscribe")
                 self.outstanding = dict.fromkeys(games, 1)
@@ -288,6 +304,8 @@ class Line:
                     except Exception:  # one socket's failure must not stop the others
                         log.exception("could not tell a socket that the game events are back")
                 member.resync()
+            for key in self.listened():
+                self.hub.listeners[key].resync()
 
     async def close(self) -> None:
         if self.reader is not None:
