@@ -89,7 +89,7 @@ def clean_name(name: Any) -> str:
 RESERVED_PREFIXES = ("guest", "invite", "invitado", "computer", "ordinateur", "ordenador", "deletedplayer",
                      "joueursupprime", "jugadoreliminado")
 RESERVED_MESSAGE = _("This name is kept for the site's own players (guests, the computer).")
-ACCOUNT_NAME_MESSAGE = _("This name belongs to a player with an account: log in to play under it, "
+ACCOUNT_NAME_MESSAGE = _("This name belongs to a player with an account: sign in to play under it, "
                          "or choose another.")
 
 

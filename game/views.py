@@ -36,6 +36,7 @@ from game.round.fanout import publish_sync
 from game.rules import INITIAL_FEN, Position, ballots
 from game.rules.pdn import moves_to_pdn
 from game.tournaments import arena
+from game.tournaments.models import Tournament
 
 
 def player_id(request) -> str:
@@ -170,6 +171,7 @@ def _render_game(request, game: Game, join_form: JoinForm | None = None, status:
     ``extra`` in its context)."""
     pid = player_id(request)
     seat = game.seat_of(pid)
+    pairing = arena.of_game(game.id)
     # A rated game's free seat is for accounts: a guest is asked to sign in instead.
     sign_in_to_join = (seat is None and game.status == Game.Status.WAITING and game.rated
                        and not ratings.is_account(pid))
@@ -188,9 +190,11 @@ def _render_game(request, game: Game, join_form: JoinForm | None = None, status:
         "game_over": game.status == Game.Status.FINISHED, "review_state": review_views.state(game, request),
         "sign_in_url": (f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': f'/g/{game.id}/'})}"
                         if sign_in_to_join else None),
-        "arena": arena.of_game(game.id),
-        "may_berserk": seat is not None and game.status == Game.Status.ACTIVE and game.control.live
-        and not berserk.has_moved(game, seat) and getattr(game, Game.ms_field(seat)) == game.control.start_ms(),
+        "arena": pairing,
+        # the ply at which the seat's own first move ends its berserk (arena_game.js hides the button)
+        "berserk_until": (berserk.first_move_ply(game, seat) if seat is not None and pairing is not None
+                          and pairing.tournament.system == Tournament.System.ARENA
+                          and berserk.possible(game, seat) else None),
         "challengeable": _challengeable(request, game, pid),
     }, status=status)
 

@@ -192,6 +192,7 @@ def _finish(attempt: PuzzleAttempt, puzzle: Puzzle, won: bool, answer: dict[str,
     attempt.result = "won" if won else "lost"
     attempt.finished_at = timezone.now()
     Puzzle.objects.filter(pk=puzzle.pk).update(plays=F("plays") + 1, wins=F("wins") + int(won))
+    answer["plays"] = Puzzle.objects.filter(pk=puzzle.pk).values_list("plays", flat=True).first()
     answer["rating"] = _rate(attempt, puzzle, won)
     if won:
         answer["solution"] = list(puzzle.line)

@@ -19,13 +19,27 @@ from game.round.progress import Change, Progress, act, seat_in_play
 from game.rules import Color, ballots
 
 
+def first_move_ply(game: Game, seat: Color) -> int:
+    """The ply count at which ``seat`` has made a move of its own in ``game`` (a 3-move ballot's
+    plies are the site's): the side that moves first after the opening has moved from the first
+    such ply on, the other from the second."""
+    opening = ballots.opening_plies(game.ballot)
+    first = Color.BLACK if opening % 2 == 0 else Color.WHITE
+    return opening + (1 if seat is first else 2)
+
+
 def has_moved(game: Game, seat: Color) -> bool:
-    """Whether ``seat`` has made a move of its own in ``game`` (a 3-move ballot's plies are the
-    site's): the side that moves first after the opening has moved from the first such ply on,
-    the other from the second."""
-    own = game.ply - ballots.opening_plies(game.ballot)
-    first = Color.BLACK if ballots.opening_plies(game.ballot) % 2 == 0 else Color.WHITE
-    return own >= (1 if seat is first else 2)
+    """Whether ``seat`` has made a move of its own in ``game`` (:func:`first_move_ply`)."""
+    return game.ply >= first_move_ply(game, seat)
+
+
+def possible(game: Game, seat: Color | None) -> bool:
+    """Whether :func:`berserk` would accept ``seat`` now: a seat of an active live game that has
+    neither moved nor gone berserk yet (the game's side; the arena checks its own)."""
+    start_ms = game.control.start_ms()
+    return (seat is not None and game.status == Game.Status.ACTIVE and game.control.live
+            and start_ms is not None and not has_moved(game, seat)
+            and getattr(game, Game.ms_field(seat)) == start_ms)
 
 
 def berserk(game_id: str, player_id: str | None, now: datetime | None = None) -> Progress:

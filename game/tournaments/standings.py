@@ -76,10 +76,26 @@ def seconds_left(tournament: Tournament) -> int:
     return max(0, round((target - timezone.now()).total_seconds()))
 
 
+def shown_result(game: Game, pairing: Pairing) -> str:
+    """The result a tournament's pages show for ``pairing``'s ``game``: the game's own (``1-0``,
+    ``0-1``, ``1/2-1/2``); for a game aborted and scored as a forfeit, the forfeit as FIDE writes
+    it, the winner's ``+`` first (``+/-``, ``-/+``; ``-/-`` when both lost it); ``*`` while in play."""
+    if game.result and game.result != "*":
+        return game.result
+    if not pairing.scored or pairing.black_points is None or pairing.white_points is None:
+        return "*"
+    black, white = pairing.black_points, pairing.white_points
+    return "+/-" if black > white else "-/+" if white > black else "-/-"
+
+
 def games_of(tournament_id: str) -> list[Game]:
-    """Every finished game of the tournament, the latest first."""
-    ids = Pairing.objects.filter(tournament_id=tournament_id, scored=True).values_list("game_id", flat=True)
-    return list(Game.objects.filter(Q(pk__in=ids)).order_by("-finished_at"))
+    """Every finished game of the tournament, the latest first, each with its ``shown_result``
+    (:func:`shown_result`: a forfeit as ``+/-``)."""
+    pairings = {p.game_id: p for p in Pairing.objects.filter(tournament_id=tournament_id, scored=True)}
+    games = list(Game.objects.filter(Q(pk__in=list(pairings))).order_by("-finished_at"))
+    for game in games:
+        game.shown_result = shown_result(game, pairings[game.id])  # type: ignore[attr-defined]
+    return games
 
 
 def table(tournament: Tournament) -> list[dict[str, Any]]:
@@ -116,8 +132,9 @@ def table(tournament: Tournament) -> list[dict[str, Any]]:
 def board(tournament: Tournament) -> list[dict[str, Any]]:
     """The pairing board of the round in play (or the last one): per game ``board`` (from 1; a
     ballot pair's return game shares its first game's, and comes after it), ``leg`` (1 or 2),
-    ``game``, ``black``/``white`` (names), ``result`` (the stored game's, ``*`` in play); a bye as
-    a row with ``white`` None and ``game`` None (its result ``"1"``, ``"2"`` in ballot pairs)."""
+    ``game``, ``black``/``white`` (names), ``result`` (:func:`shown_result`: a forfeit as ``+/-``,
+    ``*`` in play); a bye as a row with ``white`` None and ``game`` None (its result ``"1"``, ``"2"``
+    in ballot pairs)."""
     names = dict(Entry.objects.filter(tournament=tournament).values_list("player_id", "name"))
     rows: list[dict[str, Any]] = []
     pairings = list(Pairing.objects.filter(tournament=tournament, round=tournament.round).select_related("game"))
@@ -129,7 +146,8 @@ def board(tournament: Tournament) -> list[dict[str, Any]]:
 
     for p in sorted(pairings, key=lambda p: (number(p), p.leg)):
         rows.append({"board": number(p), "leg": p.leg, "game": p.game_id, "black": names.get(p.black, p.black),
-                     "white": names.get(p.white, p.white), "result": p.game.result or "*"})
+                     "white": names.get(p.white, p.white),
+                     "result": shown_result(p.game, p)})
     byes = Entry.objects.filter(tournament=tournament, bye_round=tournament.round).values_list(
         "player_id", flat=True) if tournament.round else ()
     for player in byes:

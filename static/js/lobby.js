@@ -238,8 +238,8 @@ export class Lobby {
     this.socket.attempts = 0; // a working connection: reset the reconnect backoff
     this.counts[msg.pool] = Number(msg.waiting) || 0;
     this.renderQuickCount(msg.pool);
-    if (msg.pool !== this.pool) return;
-    const n = Number(msg.waiting) || 0;
+    // every pool's seeks, as the quick buttons and the list show them
+    const n = Object.values(this.counts).reduce((sum, count) => sum + count, 0);
     this.els.count.textContent = String(n);
     if (this.els.countLabel) this.els.countLabel.textContent = ngettext('player', 'players', n);
   }
@@ -385,8 +385,8 @@ function seekList(root) {
       table,
       body: table.querySelector('tbody'),
       empty: document.getElementById('seek-list-empty'),
-      online: document.getElementById('online-count'),
-      playing: document.getElementById('playing-count'),
+      online: document.getElementById('online-text'),
+      playing: document.getElementById('playing-text'),
     },
     { labels, play: () => {}, chart: seekChart(labels) },
   );

@@ -75,6 +75,7 @@ function actionsView(ctrl) {
   return new ActionsView(
     {
       panel: byId('game-actions'),
+      status: byId('status'),
       drawOfferBox: byId('draw-offer-box'),
       drawOfferText: byId('draw-offer-text'),
       acceptDraw: byId('accept-draw'),

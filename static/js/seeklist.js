@@ -35,6 +35,17 @@ export function rangeView(mine, range, seeks) {
   return { others: others.length, outside, nearest };
 }
 
+/** Put in `node` the sentence `format` (its number as %(n)s) with `n` in a <span class="count" id=`id`>. */
+function counted(node, id, format, n) {
+  if (!node) return;
+  const [before, after = ''] = format.split('%(n)s');
+  const count = document.createElement('span');
+  count.className = 'count';
+  count.id = id;
+  count.textContent = String(n);
+  node.replaceChildren(before, count, after);
+}
+
 export class SeekList {
   /**
    * @param {object} els  {table, body, empty, online, playing}
@@ -60,8 +71,11 @@ export class SeekList {
   }
 
   onCounters(msg) {
-    if (this.els.online) this.els.online.textContent = String(Number(msg.online) || 0);
-    if (this.els.playing) this.els.playing.textContent = String(Number(msg.playing) || 0);
+    const online = Number(msg.online) || 0;
+    const playing = Number(msg.playing) || 0;
+    counted(this.els.online, 'online-count', ngettext('%(n)s online', '%(n)s online', online), online);
+    counted(this.els.playing, 'playing-count',
+      ngettext('%(n)s game in play', '%(n)s games in play', playing), playing);
   }
 
   /** The seeks waiting in `pool` (what the last message said). */

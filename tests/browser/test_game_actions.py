@@ -181,12 +181,16 @@ def test_draw_offered_and_accepted_everyone_sees_the_draw(server, new_context):
 
 def test_draw_declined_then_move_played_offerer_told(server, new_context):
     t = start(server, new_context, spectator=False)
-    # White offers on Black's turn; Black declines and plays on.
-    t.bob.click("#offer-draw")
+    # White offers on Black's turn (from the keyboard); Black declines and plays on.
+    t.bob.focus("#offer-draw")
+    t.bob.keyboard.press("Enter")
+    expect(t.bob.locator("#draw-pending")).to_be_focused()     # not the page's body: the offer pending
     expect(t.alice.locator("#decline-draw")).to_be_visible()
-    t.alice.click("#decline-draw")
+    t.alice.focus("#decline-draw")
+    t.alice.keyboard.press("Enter")
 
     expect(t.alice.locator("#draw-offer-box")).to_be_hidden()
+    expect(t.alice.locator("#offer-draw")).to_be_focused()     # the button that took the offer's place
     expect(t.bob.locator("#status")).to_contain_text("alice declined the draw offer")
     hint = t.bob.locator("#draw-hint")
     expect(hint).to_be_visible()
@@ -303,6 +307,26 @@ def test_abort_before_both_sides_moved_shows_aborted_game(server, new_context):
     expect(carol.locator("body[data-status=aborted]")).to_be_attached()
     expect(carol.locator("#result-banner")).to_contain_text("Game aborted")
     expect(carol.locator("#result-banner .result-reason")).not_to_contain_text("Aborted by")
+    expect(carol.locator("#analyse-link")).to_have_text("Analyse the game")   # one move to look at
+
+
+def test_a_game_aborted_before_any_move_offers_no_review_nor_analysis(server, new_context):
+    alice = new_page(new_context)
+    url = create_game(server, alice)
+    bob = new_page(new_context)
+    join_game(bob, url)
+    expect(alice.locator("body[data-status=active]")).to_be_attached()
+    alice.click("#abort")
+    alice.click("#abort-confirm")
+    for page in (alice, bob):
+        expect(page.locator("body[data-status=aborted]")).to_be_attached()
+        expect(page.locator("#result-banner")).to_contain_text("Game aborted")
+        expect(page.locator("#review")).to_be_hidden()          # nothing to review or analyse
+        expect(page.locator("#analyse-row")).to_be_hidden()
+    bob.reload()    # the page served afterwards says the same
+    expect(bob.locator("body[data-status=aborted]")).to_be_attached()
+    expect(bob.locator("#review")).to_be_hidden()
+    expect(bob.locator("#analyse-row")).to_be_hidden()
 
 
 # ---- rematch ---------------------------------------------------------------------------------------

@@ -64,6 +64,12 @@ def test_a_review_is_asked_for_shown_with_its_progress_and_its_chart_opens_a_pos
     resign(table.alice)
     carol = table.carol
     expect(carol.locator("#review")).to_be_visible()
+    french = new_context(locale="fr-FR").new_page()     # the longest label stays inside its panel
+    french.set_viewport_size({"width": 1280, "height": 800})
+    french.goto(table.url)
+    expect(french.locator("#request-review")).to_have_text("Demander une analyse par l’ordinateur")  # noqa: RUF001
+    button, panel = (french.locator(selector).bounding_box() for selector in ("#request-review", "#review"))
+    assert button["x"] + button["width"] <= panel["x"] + panel["width"], (button, panel)
     carol.click("#request-review")
     expect(carol.locator("#review-progress-text")).to_contain_text("Waiting for the engine")
     worker = subprocess.run([sys.executable, "manage.py", "rqworker", "reviews", "--burst"], cwd=ROOT,
@@ -101,11 +107,21 @@ def test_a_puzzle_solved_and_one_failed(learning_server, new_context):
     assert solved["line"][2] not in page.content().split('id="puzzle-config"')[1]  # the solution stays on the server
     assert_clean(page, "a puzzle")
     shot(page, "puzzle", PHONES)
+    plays = int(page.locator("#puzzle-plays").inner_text())
     for step in range(0, len(solved["line"]), 2):
         click_move(page, solved["line"][step])
         if step + 2 < len(solved["line"]):
             expect(page.locator("#puzzle-feedback")).to_contain_text(f"answers {solved['line'][step + 1]}")
+            # the line below says the same move, not the one before the puzzle's first move
+            expect(page.locator("#puzzle-last-move")).to_have_text(
+                f"The opponent just played {solved['line'][step + 1]}.")
     expect(page.locator("#puzzle-feedback")).to_have_text("Solved!")
+    expect(page.locator("#puzzle-plays")).to_have_text(str(plays + 1))    # this attempt counted
+    themes = page.locator("#puzzle-themes")
+    if solved.get("themes"):
+        expect(themes).to_be_visible()
+    else:
+        expect(themes).to_have_count(0)     # no empty "Themes:" label
     expect(page.locator("#puzzle-solution-moves")).to_have_text(" ".join(solved["line"]))
 
     failed = shipped(lambda p: p["id"] != solved["id"] and p["refutations"].get("0"))
@@ -120,6 +136,11 @@ def test_a_puzzle_solved_and_one_failed(learning_server, new_context):
 
 def test_a_lesson_finished_is_ticked_on_the_lessons_page(learning_server, new_context):
     page = new_context().new_page()
+    page.goto(f"{learning_server.url}/learn/capture")
+    click_move(page, "10x17")
+    expect(page.locator("#lesson-feedback")).to_have_text("Right!")
+    expect(page.locator("#lesson-progress")).to_have_text("Board 2 of 2")
+    expect(page.locator("#lesson-feedback")).to_have_text("")       # the first board's "Right!" went with it
     page.goto(f"{learning_server.url}/learn/multi_jump")
     expect(page.locator("#lesson-prompt")).to_have_text("Take both white men in one move.")
     assert_clean(page, "a lesson")

@@ -31,6 +31,16 @@ def test_a_seek_made_in_one_click_is_seen_and_played_in_one_click(server, new_co
     expect(row).to_contain_text("5+3")
     expect(row).to_contain_text("3-move ballot")
     expect(bob.locator("#online-count")).not_to_have_text("0")
+    # the total counts every pool's seeks, as the list and the quick buttons do (bob's chosen pool is another)
+    expect(bob.locator("#seek-pool-count")).to_have_text("1 player waiting")
+    bob.evaluate("""async () => {
+        const src = document.querySelector('script[type=module][src*="/js/"]').src;
+        const { SeekList } = await import(new URL('seeklist.js', src).href);
+        const els = { online: document.getElementById('online-text'),
+                      playing: document.getElementById('playing-text') };
+        SeekList.prototype.onCounters.call({ els }, { online: 2, playing: 1 });
+    }""")
+    expect(bob.locator("#lobby-counters")).to_have_text("2 online · 1 game in play")
     bob.check("#seek-ballot")   # the count of the pool, as the news of the seek carried it (`waiting`)
     expect(bob.locator('.quick-seek[data-control="5+3"] .quick-waiting')).to_have_text("1 waiting")
     assert_clean(bob, "the home page with a seek listed")

@@ -54,6 +54,9 @@ def test_the_home_pages_first_screen_on_a_phone_offers_the_three_ways_to_play(se
         assert page.locator(link).get_attribute("href") == target and page.locator(target).count() == 1
     expect(page.locator(".mini-board")).to_be_hidden()
     assert_clean(page, "the home page on a phone")
+    page.set_viewport_size({"width": 844, "height": 390})   # held sideways: under 500 px high
+    expect(page.locator("#play-quick")).to_be_visible()
+    expect(page.locator(".mini-board")).to_be_hidden()
 
 
 def test_a_rated_arena_games_player_bar_on_a_phone_shows_the_name(server, server_env, new_context):

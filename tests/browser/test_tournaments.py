@@ -82,9 +82,11 @@ def test_an_arena_pairs_two_players_who_berserk_play_and_move_the_standings(serv
     black.click("#sq-11")
     black.click("#sq-15")
     expect(white.locator("body[data-ply='1']")).to_be_attached()
+    expect(white.locator("#game-berserk")).to_be_visible()
     white.click("#sq-23")
     white.click("#sq-19")
     expect(black.locator("body[data-ply='2']")).to_be_attached()
+    expect(white.locator("#game-berserk")).to_have_count(0)   # gone with the seat's first move, live
     black.click("#sq-8")
     black.click("#sq-11")
     expect(white.locator("body[data-ply='3']")).to_be_attached()

@@ -187,3 +187,17 @@ def test_the_daily_swiss_is_created_once_a_day_ahead():
     assert made.schedule_key == "daily-swiss:20261206"
     scheduled = django_rq.get_queue(jobs.QUEUE).scheduled_job_registry.get_job_ids()
     assert jobs.tick_job_id(made.id, made.starts_at) in scheduled
+
+
+def test_a_forfeit_shows_as_plus_minus_on_the_board_and_in_the_games_list():
+    tournament, _ = swiss_of(2, 3)
+    game = Game.objects.get(pairing__tournament=tournament)
+    Game.objects.filter(pk=game.id).update(turn_started_at=timezone.now() - timedelta(minutes=1))
+    actions.check_clock(game.id)     # Black never made a first move: aborted, a forfeit Black lost
+    work()
+    game.refresh_from_db()
+    assert game.status == Game.Status.ABORTED and game.result in ("", "*")
+    assert [row["result"] for row in standings.board(tournament)] == ["-/+"]
+    assert [g.shown_result for g in standings.games_of(tournament.id)] == ["-/+"]
+    scores = {row["player"]: row["score"] for row in standings.table(tournament)}
+    assert scores[game.white_player] == 1 and scores[game.black_player] == 0   # the point the board shows

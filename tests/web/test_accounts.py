@@ -451,3 +451,18 @@ def test_the_sign_up_page_holds_the_username_box_to_the_username_rules():
     box = re.search(r'<input[^>]*name="username"[^>]*>', page)
     assert box is not None, page
     assert 'maxlength="20"' in box.group(0) and 'minlength="3"' in box.group(0), box.group(0)
+
+
+def test_the_account_pages_say_sign_in_and_sign_up_as_the_header_does_and_spanish_says_tu():
+    login = Client().get("/accounts/login/").content.decode()
+    signup = Client().get("/accounts/signup/").content.decode()
+    assert re.search(r'id="login-link">Sign in<', login) and re.search(r'id="signup-link">Sign up<', login)
+    assert "<h1>Sign in</h1>" in re.sub(r"\s+", " ", login).replace("<h1> ", "<h1>").replace(" </h1>", "</h1>")
+    assert "Sign In" not in login and "Sign Up" not in signup and "Log in" not in login
+    assert "Already have an account?" in signup
+    es_login = Client().get("/accounts/login/", HTTP_ACCEPT_LANGUAGE="es").content.decode()
+    es_signup = Client().get("/accounts/signup/", HTTP_ACCEPT_LANGUAGE="es").content.decode()
+    assert "¿Olvidaste tu contraseña?" in es_login and "¿Aún no tienes cuenta?" in es_login
+    assert "¿Ya tienes cuenta?" in es_signup and "Tu contraseña no puede ser completamente numérica." in es_signup
+    for page in (es_login, es_signup):     # the site says "tú": none of the libraries' "usted"
+        assert not re.search(r"\b(Su contraseña|su contraseña|inicie sesión|regístrese|Ya tiene una)\b", page)

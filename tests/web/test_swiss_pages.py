@@ -56,6 +56,10 @@ def test_a_player_makes_a_swiss_from_the_form_and_its_page_shows_the_round_board
     assert "Round 1 of 4" in page and f'href="/g/{pairing.game_id}/"' in page and ">Bye<" in page
     board = standings.public(tournament.id)["board"]
     assert [row["white"] is None for row in board] == [False, True]
+    seated = Client()   # a Swiss game's seat is offered no berserk (an arena's only)
+    seated.force_login(Account.objects.get(player_id=pairing.black).user)
+    game_page = seated.get(f"/g/{pairing.game_id}/").content.decode()
+    assert 'id="arena-link"' in game_page and 'id="game-berserk"' not in game_page
     french = client.get(f"/tournaments/{tournament.id}", HTTP_ACCEPT_LANGUAGE="fr").content.decode()
     assert "Ronde 1 sur 4" in french
 

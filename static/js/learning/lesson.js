@@ -35,6 +35,7 @@ class LessonPage {
 
   showStep(step) {
     this.step = step;
+    this.say(''); // the last board's "Right!" is not about this one
     byId('lesson-progress').textContent = interpolate(gettext('Board %(n)s of %(count)s'), { n: step.index + 1, count: step.count }, true);
     byId('lesson-prompt').textContent = step.prompt;
     this.trainer.show({ fen: step.fen, legal: step.legal, lastMove: step.last_move, orientation: 'W' });

@@ -48,9 +48,15 @@ class PuzzlePage {
     this.onAnswer(answer.data);
   }
 
+  /** The line under the feedback: the opponent's last move on the board. */
+  sayLastMove(move) {
+    byId('puzzle-last-move').textContent = interpolate(gettext('The opponent just played %(move)s.'), { move }, true);
+  }
+
   onAnswer(data) {
     const lastMove = data.reply || data.refutation || data.move;
     this.trainer.show({ fen: data.fen, legal: [], lastMove });
+    if (data.reply || data.refutation) this.sayLastMove(data.reply || data.refutation);
     if (data.result === 'continue') {
       this.step += 2;
       this.say(interpolate(gettext('Right! The opponent answers %(reply)s. Go on.'), { reply: data.reply }, true), 'good');
@@ -73,6 +79,7 @@ class PuzzlePage {
   }
 
   showEnd(data) {
+    if (typeof data.plays === 'number') byId('puzzle-plays').textContent = String(data.plays);
     if (data.solution) {
       byId('puzzle-solution-moves').textContent = data.solution.join(' ');
       byId('puzzle-solution').hidden = false;
@@ -94,6 +101,7 @@ class PuzzlePage {
   retry() {
     this.step = 0;
     this.trainer.show({ fen: this.puzzle.fen, legal: this.puzzle.legal, lastMove: this.puzzle.last_move });
+    this.sayLastMove(this.puzzle.last_move);
     this.trainer.lock(false);
     this.say(gettext('Try again (this does not change ratings).'));
   }

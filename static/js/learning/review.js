@@ -56,12 +56,14 @@ class ReviewPanel {
     for (const observer of this.observers) observer.disconnect();
   }
 
-  /** The panel appears when the game ends on this page (the result banner is shown). */
+  /** The panel appears when the game ends on this page (the result banner is shown), unless no
+   * move was played (an aborted game: nothing to review). */
   watchEnd() {
     const banner = this.byId('result-banner');
     if (!banner || !this.root.hidden) return;
+    const list = this.byId('move-list');
     const observer = new MutationObserver(() => {
-      if (!banner.hidden) {
+      if (!banner.hidden && !(list && list.classList.contains('empty'))) {
         this.root.hidden = false;
         observer.disconnect();
       }

@@ -37,12 +37,19 @@ export class ActionsView {
     this.abortTimer = null;
     this.claimTicker = null;
 
+    this.refocus = null; // where focus goes once a pressed button is hidden or disabled (keepFocus)
+
     const on = (node, handler) => {
       if (node) node.addEventListener('click', handler);
     };
-    on(els.offerDraw, () => ctrl.act('draw_offer'));
-    on(els.acceptDraw, () => ctrl.act('draw_accept'));
-    on(els.declineDraw, () => ctrl.act('draw_decline'));
+    // A button that goes away once pressed, and the controls that take its focus, in order.
+    const after = (node, handler, ...next) => on(node, () => {
+      this.refocus = next;
+      handler();
+    });
+    after(els.offerDraw, () => ctrl.act('draw_offer'), els.drawPending, els.offerDraw);
+    after(els.acceptDraw, () => ctrl.act('draw_accept'), els.rematch);
+    after(els.declineDraw, () => ctrl.act('draw_decline'), els.offerDraw, els.drawHint);
     on(els.abort, () => this.askAbort());
     on(els.abortConfirm, () => {
       this.closeAbort(false);
@@ -55,14 +62,15 @@ export class ActionsView {
       ctrl.act('resign');
     });
     on(els.resignCancel, () => this.closeResign(true));
-    on(els.rematch, () => ctrl.act('rematch_offer'));
+    after(els.rematch, () => ctrl.act('rematch_offer'), els.rematchNote);
     on(els.acceptRematch, () => ctrl.act('rematch_accept'));
-    on(els.declineRematch, () => ctrl.act('rematch_decline'));
-    on(els.claimWin, () => ctrl.act('claim_win'));
-    on(els.claimDraw, () => ctrl.act('claim_draw'));
-    on(els.proposeTakeback, () => ctrl.act('takeback_propose'));
-    on(els.acceptTakeback, () => ctrl.act('takeback_accept'));
-    on(els.declineTakeback, () => ctrl.act('takeback_decline'));
+    after(els.declineRematch, () => ctrl.act('rematch_decline'), els.rematch, els.rematchNote);
+    after(els.claimWin, () => ctrl.act('claim_win'), els.rematch);
+    after(els.claimDraw, () => ctrl.act('claim_draw'), els.rematch);
+    after(els.proposeTakeback, () => ctrl.act('takeback_propose'), els.takebackPending, els.proposeTakeback);
+    after(els.acceptTakeback, () => ctrl.act('takeback_accept'), els.proposeTakeback, els.offerDraw);
+    after(els.declineTakeback, () => ctrl.act('takeback_decline'), els.proposeTakeback, els.takebackHint,
+      els.offerDraw);
     if (els.resignBox) {
       els.resignBox.addEventListener('keydown', (e) => {
         if (e.key === 'Escape') this.closeResign(true);
@@ -147,6 +155,27 @@ export class ActionsView {
     ];
     show(els.panel, shown.some(Boolean));
     if (els.panel) els.panel.dataset.busy = busy ? '1' : '';
+    this.keepFocus(busy);
+  }
+
+  /**
+   * A pressed button hidden or disabled by what it did leaves the focus nowhere (the document's
+   * body): it goes to the first of the controls that replace it once shown (this.refocus), or,
+   * when none is and the page waits for nothing, to the status line.
+   */
+  keepFocus(busy) {
+    if (!this.refocus) return;
+    const usable = (node) => !!node && !node.hidden && !node.disabled && node.getClientRects().length > 0;
+    const active = document.activeElement;
+    if (active && active !== document.body && usable(active)) {
+      this.refocus = null; // the focus is somewhere a key works: leave it there
+      return;
+    }
+    const target = this.refocus.find(usable) || (busy ? null : this.els.status);
+    if (!target) return;
+    this.refocus = null;
+    if (!target.matches('button, a, input, select, textarea')) target.tabIndex = -1;
+    target.focus();
   }
 
   /** Draw offers: the opponent's to answer, one's own pending, "Offer a draw" and why not now.

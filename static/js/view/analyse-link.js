@@ -4,7 +4,7 @@
 // up the position shown instead (?fen=, with its move number so the engine's line is numbered
 // as in the game). Once the game is over it reads "Analyse the game".
 // Fair play: a seated player does not see it while their own game goes on (waiting or active);
-// spectators always do, and everyone once the game is over.
+// spectators always do, and everyone once the game is over (unless it ended with no move played).
 
 import { firstMover, moveNumberAt } from '../notation.js';
 import { gettext } from '../i18n.js';
@@ -27,7 +27,9 @@ export function renderAnalyseLink(node, ctrl) {
   if (!node) return;
   const row = node.closest('.analyse-row') || node;
   const playing = !!(ctrl.you && (!ctrl.state || !ctrl.isOver)); // unknown yet: stay hidden
-  if (row.hidden !== playing) row.hidden = playing;
+  const nothingPlayed = !!(ctrl.state && ctrl.isOver && ctrl.moves.length === 0); // aborted before a move
+  const hide = playing || nothingPlayed;
+  if (row.hidden !== hide) row.hidden = hide;
   const href = analyseHref(ctrl);
   if (node.getAttribute('href') !== href) node.setAttribute('href', href);
   const label = ctrl.state && ctrl.isOver ? gettext('Analyse the game') : gettext('Analyse this position');
