@@ -139,8 +139,7 @@ def cancel(tournament_id: str, player_id: str) -> Tournament:
         return tournament
 
 
-def join(tournament_id: str, player_id: str, name: str, password: str = "", invite: str = "",
-         address: str | None = None) -> Entry:
+def join(tournament_id: str, player_id: str, name: str, password: str = "", invite: str = "") -> Entry:
     """Join a tournament (or come back to it after a withdrawal or an absence: the score is kept);
     a player is in one event at a time, paused in any other.  A rated event takes signed-in players
     only.  A passworded event asks for its password the first time, unless ``invite`` is its
@@ -148,8 +147,7 @@ def join(tournament_id: str, player_id: str, name: str, password: str = "", invi
     under way takes a late entrant (:func:`game.tournaments.seeding.enter_late`) until its last two
     rounds.  Raises :class:`ActionError` ``no_such_tournament``, ``no_session``, ``bad_name``,
     ``tournament_over``, ``already_started``, ``late_entry_closed``, ``tournament_full``,
-    ``bad_invite``, ``bad_password``, ``sign_in_required``, ``playban``.  ``address``: the client's,
-    kept hashed on the entry for :func:`played_for`."""
+    ``bad_invite``, ``bad_password``, ``sign_in_required``, ``playban``."""
     if not player_id:
         raise ActionError("no_session", _("Your browser session has no player id."))
     name = clean_name(name)
@@ -169,14 +167,13 @@ def join(tournament_id: str, player_id: str, name: str, password: str = "", invi
             category = category_of(control)
             rating = round(ratings.current(player_id, category).rating) if category else 1500
             entry = Entry.objects.create(tournament=tournament, player_id=player_id, name=name, rating=rating,
-                                         free_since=timezone.now(), joined_from=links.address_key(address))
+                                         free_since=timezone.now())
         elif entry.withdrawn or entry.away:
             playing = Pairing.objects.filter(tournament=tournament, scored=False).filter(
                 _seated(player_id)).exists()
             entry.withdrawn = entry.away = False
             entry.free_since = None if playing else timezone.now()
-            entry.joined_from = links.address_key(address) or entry.joined_from
-            entry.save(update_fields=["withdrawn", "away", "free_since", "joined_from"])
+            entry.save(update_fields=["withdrawn", "away", "free_since"])
         return seeding.enter_late(tournament, entry) if late else entry
 
 
@@ -326,12 +323,12 @@ def record(game_id: str) -> Pairing | None:
         if not game.is_over:
             return None
         tournament = Tournament.objects.get(pk=pairing.tournament_id)
-        entries = {e.player_id: e for e in Entry.objects.select_for_update().filter(
-            tournament=tournament, player_id__in=(pairing.black, pairing.white))}
         counts = game.status == Game.Status.FINISHED and tournament.status == Tournament.Status.STARTED \
-            and (game.finished_at or timezone.now()) <= tournament.ends_at and played_for(game, entries)
+            and (game.finished_at or timezone.now()) <= tournament.ends_at and played_for(game)
         moves = (game.ply - ballots.opening_plies(game.ballot)) // 2
         now = timezone.now()
+        entries = {e.player_id: e for e in Entry.objects.select_for_update().filter(
+            tournament=tournament, player_id__in=(pairing.black, pairing.white))}
         for side, player, opponent in ((Color.BLACK, pairing.black, pairing.white),
                                        (Color.WHITE, pairing.white, pairing.black)):
             entry = entries[player]
@@ -368,20 +365,12 @@ def back(tournament_id: str, player_id: str) -> bool:
         return True
 
 
-def played_for(game: Game, entries: dict[str, Entry]) -> bool:
+def played_for(game: Game) -> bool:
     """Whether the finished ``game``'s result may earn arena points: each side made its first
     moves (:func:`game.round.finisher.earned`: a game given up at once scores nothing, casual or
-    rated), its players are not one person's accounts (:func:`game.ratings.links.link`), and
-    not a guest and another player who joined from one address (``entries``: the two players'
-    entries by player id; a guest has no account to link), so that no points are farmed between
-    one's own accounts or browsers."""
-    black, white = game.black_player or "", game.white_player or ""
-    if not finisher.earned(game) or links.link(black, white) is not None:
-        return False
-    addresses = {entry.joined_from for entry in entries.values()}
-    if len(entries) < 2 or len(addresses) > 1 or "" in addresses:
-        return True
-    return Account.objects.filter(player_id__in=(black, white)).count() == 2
+    rated) and its players are not one person's accounts (:func:`game.ratings.links.link`), so
+    that no points are farmed between one's own accounts."""
+    return finisher.earned(game) and links.link(game.black_player or "", game.white_player or "") is None
 
 
 def _score_entry(entry: Entry, game: Game, side: Color, opponent: Entry, pairing: Pairing, moves: int) -> int:

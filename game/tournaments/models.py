@@ -124,8 +124,6 @@ class Entry(models.Model):
     bye_round = models.PositiveSmallIntegerField(null=True, blank=True)
     first_round = models.PositiveSmallIntegerField(default=1)
     joined_at = models.DateTimeField(auto_now_add=True)
-    #: The client address the player last joined from, as a keyed hash (game.ratings.links.address_key).
-    joined_from = models.CharField(max_length=32, blank=True, default="")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tournament", "player_id"], name="one_entry_per_player")]

@@ -166,8 +166,7 @@ def join(request, tournament_id: str):
             messages.error(request, str(lazy_text(_("Too many tries to join this tournament; try again in "
                                                     "%(seconds)s s."), seconds=wait)))
             return redirect("tournament", tournament_id=tournament_id)
-    address = http_limits.client_address(request)
-    _act(request, tournament_id, lambda: arena.join(tournament_id, pid, name, password, invite=token, address=address))
+    _act(request, tournament_id, lambda: arena.join(tournament_id, pid, name, password, invite=token))
     return redirect("tournament", tournament_id=tournament_id)
 
 

@@ -1,7 +1,7 @@
 """An arena attacked as a cheater would: a seat in two arena games at once, arena points farmed by
-a game given up at once, between one person's accounts or against a guest of one's own address,
-and a join, pause or new arena while the queues' Redis is down (the action stands, no HTTP 500),
-two tabs creating arenas at once past the creator's limit."""
+a game given up at once or between one person's accounts, and a join, pause or new arena while
+the queues' Redis is down (the action stands, no HTTP 500), two tabs creating arenas at once past
+the creator's limit."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from game.ratings import links
 from game.round import actions
 from game.tournaments import arena, jobs
 from game.tournaments.models import Entry, Pairing, Tournament
-from tests.ratings.helpers import account, guest
+from tests.ratings.helpers import account
 from tests.tournaments.helpers import clear_tournament_jobs
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -56,11 +56,10 @@ def test_a_player_playing_in_one_arena_is_not_seated_in_another_until_that_game_
 OPENING = ["11-15", "23-19", "8-11", "22-17"]
 
 
-def paired_pair(rated: bool, farmer: str, puppet: str, addresses: tuple[str | None, str | None] = (None, None)
-                ) -> tuple[str, Game]:
+def paired_pair(rated: bool, farmer: str, puppet: str) -> tuple[str, Game]:
     tournament = arena.create(account("host"), "Farm", "3+0", 30, timezone.now(), rated=rated)
-    for player, address in zip((farmer, puppet), addresses, strict=True):
-        arena.join(tournament.id, player, player[:8], address=address)
+    for player in (farmer, puppet):
+        arena.join(tournament.id, player, player[:8])
     jobs.tick(tournament.id)
     pairing = arena.current_pairing(tournament.id, farmer)
     assert pairing is not None
@@ -93,19 +92,6 @@ def test_arena_points_between_one_persons_accounts_count_nothing():
     actions.resign(game.id, puppet)
     arena.record(game.id)
     assert points(tournament_id, farmer) == (0, 0) and points(tournament_id, puppet) == (0, 0)
-
-
-@pytest.mark.parametrize(("puppet_address", "farmer_points"), [("198.51.100.7", (0, 0)), ("203.0.113.9", (2, 1))])
-def test_casual_arena_points_against_a_guest_who_joined_from_ones_own_address_count_nothing(
-        puppet_address, farmer_points):
-    farmer, puppet = account("farmer"), guest()       # the puppet: a guest, another browser
-    tournament_id, game = paired_pair(False, farmer, puppet, ("198.51.100.7", puppet_address))
-    for text in OPENING:
-        game.refresh_from_db()
-        actions.play_move(game.id, game.player(game.turn), text, game.version)
-    actions.resign(game.id, puppet)
-    arena.record(game.id)
-    assert points(tournament_id, farmer) == farmer_points
 
 
 def test_a_game_played_for_between_strangers_scores():
